@@ -1,0 +1,128 @@
+import type { KeyEnvironment } from '../domain/api-keys/api-key.js';
+
+export type DatabaseConfig = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
+export type TrustProxy = boolean | number | string;
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly database: DatabaseConfig;
+  readonly redisUrl: string | undefined;
+  readonly environment: KeyEnvironment;
+  /** Address clients use, without a trailing slash and without /v1. */
+  readonly publicBaseUrl: string;
+  readonly trustProxy: TrustProxy;
+  readonly banAfter: number;
+  readonly banSeconds: number;
+  readonly corsOrigins: readonly string[];
+  readonly logLevel: string;
+}
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export const DEFAULT_SQLITE_PATH = './data/petstore.db';
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function fail(name: string, expected: string, got: string): never {
+  throw new ConfigError(`${name} must be ${expected} (got ${JSON.stringify(got)})`);
+}
+
+function read(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = read(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    fail(name, `an integer ${min}-${max}`, raw);
+  }
+  return Number(raw);
+}
+
+function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
+  const raw = read(env, name);
+  if (raw === undefined) return fallback;
+  if (!(values as readonly string[]).includes(raw)) fail(name, `one of ${values.join(', ')}`, raw);
+  return raw as T;
+}
+
+function url(name: string, raw: string, protocols: readonly string[]): URL {
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    fail(name, `a URL (${protocols.join(' or ')})`, raw);
+  }
+  if (!protocols.includes(parsed.protocol)) fail(name, `a URL (${protocols.join(' or ')})`, raw);
+  return parsed;
+}
+
+function database(env: Env): DatabaseConfig {
+  const raw = read(env, 'DATABASE_URL');
+  if (raw === undefined) return { kind: 'sqlite', path: DEFAULT_SQLITE_PATH };
+  if (raw.startsWith('sqlite:')) {
+    const path = raw.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+    if (path === '') fail('DATABASE_URL', 'sqlite:<path> or postgres://...', raw);
+    return { kind: 'sqlite', path };
+  }
+  url('DATABASE_URL', raw, ['postgres:', 'postgresql:']);
+  return { kind: 'postgres', url: raw };
+}
+
+function trustProxy(env: Env): TrustProxy {
+  const raw = read(env, 'TRUST_PROXY');
+  if (raw === undefined || raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  // A comma-separated list of trusted addresses or CIDR ranges, as Fastify's trustProxy takes it.
+  if (!/^[0-9a-fA-F.:/, ]+$/.test(raw)) {
+    fail('TRUST_PROXY', 'true, false, a hop count, or trusted addresses/CIDRs', raw);
+  }
+  return raw;
+}
+
+/** Parses the environment once; throws ConfigError naming the first bad variable. */
+export function loadConfig(env: Env): Config {
+  const port = integer(env, 'PORT', 8080, 1, 65535);
+  const host = read(env, 'HOST') ?? '127.0.0.1';
+  const redisRaw = read(env, 'REDIS_URL');
+  if (redisRaw !== undefined) url('REDIS_URL', redisRaw, ['redis:', 'rediss:']);
+  const publicRaw = read(env, 'PUBLIC_BASE_URL');
+  let publicBaseUrl: string;
+  if (publicRaw === undefined) {
+    const shownHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
+    publicBaseUrl = `http://${shownHost}:${port}`;
+  } else {
+    const parsed = url('PUBLIC_BASE_URL', publicRaw, ['http:', 'https:']);
+    publicBaseUrl = (parsed.origin + parsed.pathname).replace(/\/+$/, '').replace(/\/v1$/, '');
+  }
+  const corsRaw = read(env, 'CORS_ORIGINS');
+  const corsOrigins = corsRaw === undefined ? [] : corsRaw.split(',').map((o) => o.trim());
+  for (const origin of corsOrigins) {
+    if (url('CORS_ORIGINS', origin, ['http:', 'https:']).origin !== origin) {
+      fail('CORS_ORIGINS', 'a comma-separated list of origins like https://app.example.com', origin);
+    }
+  }
+  return Object.freeze({
+    port,
+    host,
+    database: Object.freeze(database(env)),
+    redisUrl: redisRaw,
+    environment: oneOf(env, 'PETSTORE_ENV', ['production', 'staging'] as const, 'production'),
+    publicBaseUrl,
+    trustProxy: trustProxy(env),
+    banAfter: integer(env, 'PETSTORE_BAN_AFTER', 10, 1, 1_000_000),
+    banSeconds: integer(env, 'PETSTORE_BAN_SECONDS', 900, 1, 31_536_000),
+    corsOrigins: Object.freeze(corsOrigins),
+    logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+  });
+}

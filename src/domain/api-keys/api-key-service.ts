@@ -1,0 +1,147 @@
+import type { Clock } from '../clock.js';
+import type { ApiKeyStore } from '../ports.js';
+import type { Limits, Plan } from '../rate-limits/plans.js';
+import { PLAN_LIMITS } from '../rate-limits/plans.js';
+import type { ApiKeyRecord, KeyEnvironment } from './api-key.js';
+import {
+  displayPrefix,
+  generateApiKey,
+  hashApiKey,
+  isWellFormedApiKey,
+  newApiKeyId,
+} from './key-format.js';
+
+export type AuthResult =
+  | { ok: true; key: ApiKeyRecord }
+  | { ok: false; reason: 'missing' | 'malformed' | 'unknown' | 'revoked' };
+
+export interface CreatedApiKey {
+  record: ApiKeyRecord;
+  /** The plaintext key: shown to its owner once, never stored. */
+  key: string;
+}
+
+export class ApiKeyInputError extends Error {
+  override name = 'ApiKeyInputError';
+}
+
+interface CacheEntry {
+  record: ApiKeyRecord;
+  expiresAt: number;
+}
+
+/**
+ * Issues keys and verifies bearer tokens. Verification keeps found keys in a short-lived cache so
+ * the hot path rarely touches storage; the cache lifetime bounds how long a revoked key keeps
+ * working on another instance (the decisions promise 5 seconds).
+ */
+export class ApiKeyService {
+  static readonly CACHE_TTL_MS = 4_000;
+  static readonly TOUCH_INTERVAL_MS = 60_000;
+  private static readonly CACHE_MAX_ENTRIES = 10_000;
+
+  private readonly cache = new Map<string, CacheEntry>();
+  private readonly lastTouched = new Map<string, number>();
+
+  constructor(
+    private readonly store: ApiKeyStore,
+    private readonly clock: Clock,
+    private readonly environment: KeyEnvironment,
+  ) {}
+
+  async create(input: {
+    plan: Plan;
+    label?: string;
+    customLimits?: Limits;
+  }): Promise<CreatedApiKey> {
+    if (input.plan === 'enterprise' && input.customLimits === undefined) {
+      throw new ApiKeyInputError('an enterprise key needs --per-minute and --per-day');
+    }
+    if (input.plan !== 'enterprise' && input.customLimits !== undefined) {
+      throw new ApiKeyInputError('--per-minute and --per-day are only for --plan enterprise');
+    }
+    const key = generateApiKey(this.environment);
+    const record = await this.store.insert({
+      id: newApiKeyId(),
+      label: input.label ?? '',
+      plan: input.plan,
+      ...(input.customLimits ? { customLimits: input.customLimits } : {}),
+      hash: hashApiKey(key),
+      displayPrefix: displayPrefix(key),
+      createdAt: this.clock.now(),
+    });
+    return { record, key };
+  }
+
+  list(): Promise<ApiKeyRecord[]> {
+    return this.store.list();
+  }
+
+  count(): Promise<number> {
+    return this.store.count();
+  }
+
+  async revoke(id: string): Promise<boolean> {
+    const done = await this.store.revoke(id, this.clock.now());
+    for (const [hash, entry] of this.cache) if (entry.record.id === id) this.cache.delete(hash);
+    return done;
+  }
+
+  /** The rate limits in force for a key: its plan's, or its own for enterprise. */
+  static limitsOf(record: ApiKeyRecord): Limits {
+    if (record.plan === 'enterprise') {
+      if (!record.customLimits) throw new Error(`enterprise key ${record.id} has no limits`);
+      return record.customLimits;
+    }
+    return PLAN_LIMITS[record.plan];
+  }
+
+  /** Verifies the token of an `Authorization: Bearer` header. */
+  async authenticate(token: string | undefined): Promise<AuthResult> {
+    if (token === undefined || token === '') return { ok: false, reason: 'missing' };
+    // Format and checksum first: made-up keys never reach storage.
+    if (!isWellFormedApiKey(token, this.environment)) return { ok: false, reason: 'malformed' };
+    const hash = hashApiKey(token);
+    const now = this.clock.now();
+    let record = this.cached(hash, now);
+    if (record === undefined) {
+      record = await this.store.findByHash(hash);
+      if (record === undefined) return { ok: false, reason: 'unknown' };
+      this.remember(hash, record, now);
+    }
+    if (record.revokedAt !== undefined) return { ok: false, reason: 'revoked' };
+    this.touch(record.id, now);
+    return { ok: true, key: record };
+  }
+
+  private cached(hash: string, now: number): ApiKeyRecord | undefined {
+    const entry = this.cache.get(hash);
+    if (entry === undefined) return undefined;
+    if (entry.expiresAt <= now) {
+      this.cache.delete(hash);
+      return undefined;
+    }
+    return entry.record;
+  }
+
+  private remember(hash: string, record: ApiKeyRecord, now: number): void {
+    if (this.cache.size >= ApiKeyService.CACHE_MAX_ENTRIES) {
+      // Map keeps insertion order: dropping the first entry drops the oldest.
+      const oldest = this.cache.keys().next();
+      if (!oldest.done) this.cache.delete(oldest.value);
+    }
+    this.cache.set(hash, { record, expiresAt: now + ApiKeyService.CACHE_TTL_MS });
+  }
+
+  /** Last-used is coarse on purpose: at most one write per key per interval, never awaited. */
+  private touch(id: string, now: number): void {
+    const last = this.lastTouched.get(id);
+    if (last !== undefined && now - last < ApiKeyService.TOUCH_INTERVAL_MS) return;
+    this.lastTouched.set(id, now);
+    if (this.lastTouched.size > ApiKeyService.CACHE_MAX_ENTRIES) this.lastTouched.clear();
+    this.store.touch(id, now).catch(() => {
+      // Losing a last-used update is harmless; the next interval writes it again.
+      this.lastTouched.delete(id);
+    });
+  }
+}

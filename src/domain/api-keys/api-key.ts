@@ -1,0 +1,22 @@
+import type { Limits, Plan } from '../rate-limits/plans.js';
+
+export type KeyEnvironment = 'production' | 'staging';
+
+/** What storage keeps about a key. Never the key itself: only its SHA-256 and a display prefix. */
+export interface ApiKeyRecord {
+  /** Public identifier, e.g. `key_8Fq2...`, used by the CLI and in metrics. */
+  id: string;
+  label: string;
+  plan: Plan;
+  /** Only for enterprise keys: the limits agreed for this key. */
+  customLimits?: Limits;
+  /** Hex SHA-256 of the full key. */
+  hash: string;
+  /** First 12 characters of the key, for people to recognise it. */
+  displayPrefix: string;
+  createdAt: number;
+  lastUsedAt?: number;
+  revokedAt?: number;
+}
+
+export type NewApiKeyRecord = Omit<ApiKeyRecord, 'lastUsedAt' | 'revokedAt'>;

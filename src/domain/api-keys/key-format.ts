@@ -1,0 +1,67 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { crc32 } from 'node:zlib';
+import type { KeyEnvironment } from './api-key.js';
+
+/**
+ * Key format, after GitHub's and Stripe's: `pa_live_` or `pa_test_`, 30 random base62 characters,
+ * then a 6-character base62 CRC32 of everything before it. The checksum lets us refuse typos and
+ * made-up keys without a storage lookup, and lets secret scanners find real keys with few false hits.
+ */
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const RANDOM_LENGTH = 30;
+const CHECKSUM_LENGTH = 6;
+const DISPLAY_PREFIX_LENGTH = 12;
+
+export const KEY_PREFIX: Readonly<Record<KeyEnvironment, string>> = Object.freeze({
+  production: 'pa_live_',
+  staging: 'pa_test_',
+});
+
+/** Published for secret scanners (README). */
+export const API_KEY_PATTERN = /^pa_(live|test)_[0-9A-Za-z]{36}$/;
+
+export function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    // 248 = 4 * 62: rejecting bytes above it keeps every character equally likely.
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248 && out.length < length) out += BASE62[byte % 62];
+    }
+  }
+  return out;
+}
+
+function checksum(body: string): string {
+  let n = crc32(body);
+  let out = '';
+  for (let i = 0; i < CHECKSUM_LENGTH; i++) {
+    out = BASE62[n % 62] + out;
+    n = Math.floor(n / 62);
+  }
+  return out;
+}
+
+export function generateApiKey(environment: KeyEnvironment): string {
+  const body = KEY_PREFIX[environment] + randomBase62(RANDOM_LENGTH);
+  return body + checksum(body);
+}
+
+/** True when the token has the shape, environment prefix and checksum of a key of this deployment. */
+export function isWellFormedApiKey(token: string, environment: KeyEnvironment): boolean {
+  if (token.length !== KEY_PREFIX[environment].length + RANDOM_LENGTH + CHECKSUM_LENGTH) return false;
+  if (!token.startsWith(KEY_PREFIX[environment]) || !API_KEY_PATTERN.test(token)) return false;
+  const body = token.slice(0, -CHECKSUM_LENGTH);
+  return checksum(body) === token.slice(-CHECKSUM_LENGTH);
+}
+
+export function hashApiKey(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+export function displayPrefix(token: string): string {
+  return token.slice(0, DISPLAY_PREFIX_LENGTH);
+}
+
+export function newApiKeyId(): string {
+  return 'key_' + randomBase62(16);
+}

@@ -1,0 +1,74 @@
+import type { ApiKeyRecord, NewApiKeyRecord } from './api-keys/api-key.js';
+import type { NewPet, Pet, PetStatus } from './pets/pet.js';
+
+export type { Clock } from './clock.js';
+
+/** Identifies one idempotent request: the Idempotency-Key value, scoped to the API key that sent it. */
+export interface IdempotencyScope {
+  apiKeyId: string;
+  key: string;
+}
+
+export interface PetStore {
+  /** Pets with id > afterId (and the status, when given), ordered by id ascending, at most `limit`. */
+  list(query: { afterId: number; status?: PetStatus; limit: number }): Promise<Pet[]>;
+  /** The pet, or undefined. `id` may be any int64; ids above MAX_PET_ID simply do not exist. */
+  get(id: bigint): Promise<Pet | undefined>;
+  /**
+   * Inserts the pet and resolves only after its transaction committed. With `idempotency`, the
+   * claimed idempotency record is completed (pointed at the new pet) in the same transaction, so a
+   * crash can never leave a pet without its record or a record without its pet.
+   */
+  create(input: NewPet, idempotency?: IdempotencyScope): Promise<Pet>;
+  /** Bulk insert for `petstore seed`; returns how many were inserted. */
+  insertMany(inputs: readonly NewPet[]): Promise<number>;
+}
+
+export type IdempotencyClaim =
+  /** Nobody holds this key (or its record expired): the caller now does, and must create or release. */
+  | { kind: 'claimed' }
+  /** A completed request with the same fingerprint: answer with that pet again. */
+  | { kind: 'replay'; petId: number }
+  /** The key was used with another request body. */
+  | { kind: 'mismatch' }
+  /** Another request with this key is still running. */
+  | { kind: 'in_progress' };
+
+export interface IdempotencyStore {
+  /**
+   * Atomically looks up or takes the key. A record older than `retentionMs` counts as absent; a claim
+   * that has not completed within `lockMs` counts as abandoned (its process died) and may be re-taken.
+   */
+  claim(
+    scope: IdempotencyScope,
+    fingerprint: string,
+    options: { now: number; retentionMs: number; lockMs: number },
+  ): Promise<IdempotencyClaim>;
+  /** Gives up a claim whose request failed before it committed anything. */
+  release(scope: IdempotencyScope): Promise<void>;
+}
+
+export interface ApiKeyStore {
+  insert(record: NewApiKeyRecord): Promise<ApiKeyRecord>;
+  findByHash(hash: string): Promise<ApiKeyRecord | undefined>;
+  findById(id: string): Promise<ApiKeyRecord | undefined>;
+  /** Oldest first. */
+  list(): Promise<ApiKeyRecord[]>;
+  count(): Promise<number>;
+  /** Returns false when no such key exists. Revoking twice keeps the first timestamp. */
+  revoke(id: string, at: number): Promise<boolean>;
+  touch(id: string, at: number): Promise<void>;
+}
+
+/** Everything one database backend provides. */
+export interface Storage {
+  readonly backend: 'sqlite' | 'postgres';
+  readonly pets: PetStore;
+  readonly apiKeys: ApiKeyStore;
+  readonly idempotency: IdempotencyStore;
+  /** Applies pending migrations; safe to call on every start and from several processes. */
+  migrate(): Promise<void>;
+  /** Resolves when the database answers a trivial query. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config';
+
+export const config = defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 20_000,
+    hookTimeout: 30_000,
+    pool: 'forks',
+  },
+});
+
+// vitest discovers its config by default export; this is the one allowed exception.
+// eslint-disable-next-line no-restricted-syntax
+export default config;
