@@ -109,7 +109,11 @@ export function loadConfig(env: Env): Config {
   const corsOrigins = corsRaw === undefined ? [] : corsRaw.split(',').map((o) => o.trim());
   for (const origin of corsOrigins) {
     if (url('CORS_ORIGINS', origin, ['http:', 'https:']).origin !== origin) {
-      fail('CORS_ORIGINS', 'a comma-separated list of origins like https://app.example.com', origin);
+      fail(
+        'CORS_ORIGINS',
+        'a comma-separated list of origins like https://app.example.com',
+        origin,
+      );
     }
   }
   return Object.freeze({
@@ -125,4 +129,9 @@ export function loadConfig(env: Env): Config {
     corsOrigins: Object.freeze(corsOrigins),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
   });
+}
+
+/** The one place the process environment is read. */
+export function loadConfigFromProcess(): Config {
+  return loadConfig(process.env);
 }

@@ -3,11 +3,7 @@
  * status (src/http/errors.ts); domain code never picks a status.
  */
 export type DomainErrorCode =
-  | 'invalid_parameter'
-  | 'not_found'
-  | 'gone'
-  | 'idempotency_key_in_use'
-  | 'idempotency_key_reused';
+  'invalid_parameter' | 'not_found' | 'gone' | 'idempotency_key_in_use' | 'idempotency_key_reused';
 
 export class DomainError extends Error {
   constructor(

@@ -29,9 +29,9 @@ export type IdempotencyClaim =
   | { kind: 'claimed' }
   /** A completed request with the same fingerprint: answer with that pet again. */
   | { kind: 'replay'; petId: number }
-  /** The key was used with another request body. */
+  /** The key's completed request had another body. */
   | { kind: 'mismatch' }
-  /** Another request with this key is still running. */
+  /** Another request with this key is still running (whatever its body). */
   | { kind: 'in_progress' };
 
 export interface IdempotencyStore {
@@ -58,6 +58,11 @@ export interface ApiKeyStore {
   /** Returns false when no such key exists. Revoking twice keeps the first timestamp. */
   revoke(id: string, at: number): Promise<boolean>;
   touch(id: string, at: number): Promise<void>;
+  /**
+   * Records (or, with undefined, lifts) a temporary ban. The rate limiter keeps the live ban; this
+   * copy lets `petstore keys unban` reach every instance through the key cache.
+   */
+  setBannedUntil(id: string, until: number | undefined): Promise<boolean>;
 }
 
 /** Everything one database backend provides. */

@@ -87,6 +87,13 @@ export class ApiKeyService {
     return done;
   }
 
+  /** Lifts a ban early; returns false when no such key exists. */
+  async unban(id: string): Promise<boolean> {
+    const done = await this.store.setBannedUntil(id, undefined);
+    for (const [hash, entry] of this.cache) if (entry.record.id === id) this.cache.delete(hash);
+    return done;
+  }
+
   /** The rate limits in force for a key: its plan's, or its own for enterprise. */
   static limitsOf(record: ApiKeyRecord): Limits {
     if (record.plan === 'enterprise') {

@@ -17,6 +17,8 @@ export interface ApiKeyRecord {
   createdAt: number;
   lastUsedAt?: number;
   revokedAt?: number;
+  /** End of a temporary ban (epoch ms), while one is recorded. */
+  bannedUntil?: number;
 }
 
-export type NewApiKeyRecord = Omit<ApiKeyRecord, 'lastUsedAt' | 'revokedAt'>;
+export type NewApiKeyRecord = Omit<ApiKeyRecord, 'lastUsedAt' | 'revokedAt' | 'bannedUntil'>;

@@ -48,7 +48,8 @@ export function generateApiKey(environment: KeyEnvironment): string {
 
 /** True when the token has the shape, environment prefix and checksum of a key of this deployment. */
 export function isWellFormedApiKey(token: string, environment: KeyEnvironment): boolean {
-  if (token.length !== KEY_PREFIX[environment].length + RANDOM_LENGTH + CHECKSUM_LENGTH) return false;
+  if (token.length !== KEY_PREFIX[environment].length + RANDOM_LENGTH + CHECKSUM_LENGTH)
+    return false;
   if (!token.startsWith(KEY_PREFIX[environment]) || !API_KEY_PATTERN.test(token)) return false;
   const body = token.slice(0, -CHECKSUM_LENGTH);
   return checksum(body) === token.slice(-CHECKSUM_LENGTH);

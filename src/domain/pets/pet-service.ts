@@ -1,0 +1,95 @@
+import { createHash } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import { DomainError } from '../errors.js';
+import type { IdempotencyStore, PetStore } from '../ports.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import type { NewPet, Pet, PetStatus } from './pet.js';
+
+export interface ListPetsResult {
+  pets: Pet[];
+  /** Present only when more pets exist after this page. */
+  nextCursor?: string;
+}
+
+export interface CreatePetResult {
+  pet: Pet;
+  /** True when an earlier request with the same Idempotency-Key and body created this pet. */
+  replayed: boolean;
+}
+
+/** Idempotency records are kept this long (Stripe's 24 hours). */
+export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
+/** A claim not completed within this time belongs to a request whose process died. */
+export const IDEMPOTENCY_LOCK_MS = 60 * 1000;
+
+export class PetService {
+  constructor(
+    private readonly pets: PetStore,
+    private readonly idempotency: IdempotencyStore,
+    private readonly clock: Clock,
+  ) {}
+
+  async list(query: {
+    limit: number;
+    status?: PetStatus;
+    cursor?: string;
+  }): Promise<ListPetsResult> {
+    const afterId = query.cursor === undefined ? 0 : decodeCursor(query.cursor, query.status);
+    // One extra row tells whether a next page exists without a second query.
+    const rows = await this.pets.list({
+      afterId,
+      limit: query.limit + 1,
+      ...(query.status ? { status: query.status } : {}),
+    });
+    if (rows.length <= query.limit) return { pets: rows };
+    const pets = rows.slice(0, query.limit);
+    const last = pets[pets.length - 1];
+    return last ? { pets, nextCursor: encodeCursor(last.id, query.status) } : { pets };
+  }
+
+  async get(id: bigint): Promise<Pet> {
+    const pet = await this.pets.get(id);
+    if (pet === undefined) throw new DomainError('not_found', `No pet has id ${id}`);
+    return pet;
+  }
+
+  async create(
+    input: NewPet,
+    idempotency?: { apiKeyId: string; key: string },
+  ): Promise<CreatePetResult> {
+    if (idempotency === undefined) return { pet: await this.pets.create(input), replayed: false };
+    const claim = await this.idempotency.claim(idempotency, fingerprint(input), {
+      now: this.clock.now(),
+      retentionMs: IDEMPOTENCY_RETENTION_MS,
+      lockMs: IDEMPOTENCY_LOCK_MS,
+    });
+    switch (claim.kind) {
+      case 'replay':
+        return { pet: await this.get(BigInt(claim.petId)), replayed: true };
+      case 'mismatch':
+        throw new DomainError(
+          'idempotency_key_reused',
+          'This Idempotency-Key was already used with a different request body; use a new key for a new pet',
+        );
+      case 'in_progress':
+        throw new DomainError(
+          'idempotency_key_in_use',
+          'A request with this Idempotency-Key is still being processed; retry after it finishes',
+        );
+      case 'claimed':
+        break;
+    }
+    try {
+      return { pet: await this.pets.create(input, idempotency), replayed: false };
+    } catch (error) {
+      await this.idempotency.release(idempotency).catch(() => undefined);
+      throw error;
+    }
+  }
+}
+
+/** Same JSON value, same fingerprint: key order, white space and number spelling do not matter. */
+export function fingerprint(input: NewPet): string {
+  const canonical = JSON.stringify([input.name, input.categoryId.toString(), input.status ?? null]);
+  return createHash('sha256').update(canonical).digest('hex');
+}

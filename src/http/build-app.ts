@@ -1,0 +1,95 @@
+import cors from '@fastify/cors';
+import helmet from '@fastify/helmet';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Config } from '../config/config.js';
+import { ApiKeyService } from '../domain/api-keys/api-key-service.js';
+import { type Clock, systemClock } from '../domain/clock.js';
+import { PetService } from '../domain/pets/pet-service.js';
+import type { Storage } from '../domain/ports.js';
+import { ErrorSchema } from './error.schema.js';
+import { handleError, HttpError } from './errors.js';
+import { BODY_LIMIT_BYTES, registerJsonBody } from './json-body.js';
+import { registerDocs, registerOpenApi } from './plugins/openapi.js';
+import { genRequestId, registerRequestId } from './plugins/request-id.js';
+import { registerHealth } from './routes/health.route.js';
+import { NewPetSchema, PetSchema, PetsSchema, PetStatusSchema } from './routes/pets/pet.schema.js';
+import { v1Routes } from './routes/v1.js';
+import { createValidatorCompiler, type JsonSchema } from './validation.js';
+
+export interface AppDependencies {
+  config: Config;
+  storage: Storage;
+  clock?: Clock;
+  /** Log level and, for tests, where lines go; absent means no logging. */
+  log?: { level: string; stream?: { write(line: string): void } };
+}
+
+/** Keys never reach the logs, even if a serializer starts including headers. */
+export const LOG_REDACT = {
+  paths: ['req.headers.authorization', 'headers.authorization', 'authorization'],
+  censor: '[redacted]',
+};
+
+const SHARED_SCHEMAS = [PetStatusSchema, NewPetSchema, PetSchema, PetsSchema, ErrorSchema];
+
+export const TIMEOUTS = { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 72_000 } as const;
+
+/** A hop count means: trust that many proxies nearest to us (what proxy-addr does with a number). */
+function trustProxyOption(
+  value: Config['trustProxy'],
+): boolean | string | ((a: string, hop: number) => boolean) {
+  return typeof value === 'number' ? (_address, hop) => hop < value : value;
+}
+
+/** Builds the application; the caller owns listening and closing (src/main.ts, tests). */
+export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
+  const { config, storage } = deps;
+  const clock = deps.clock ?? systemClock;
+  const app = Fastify({
+    logger: deps.log ? { ...deps.log, redact: LOG_REDACT } : false,
+    genReqId: genRequestId,
+    requestIdLogLabel: 'requestId',
+    bodyLimit: BODY_LIMIT_BYTES,
+    requestTimeout: TIMEOUTS.requestMs,
+    keepAliveTimeout: TIMEOUTS.keepAliveMs,
+    trustProxy: trustProxyOption(config.trustProxy),
+  });
+  app.server.headersTimeout = TIMEOUTS.headersMs;
+
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+  app.setValidatorCompiler(createValidatorCompiler(SHARED_SCHEMAS as JsonSchema[]));
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler(async (request) => {
+    throw new HttpError('not_found', `Nothing at ${request.method} ${request.url.split('?')[0]}`);
+  });
+  registerJsonBody(app);
+  registerRequestId(app);
+  await app.register(helmet, { global: true });
+  if (config.corsOrigins.length > 0) {
+    await app.register(cors, {
+      origin: [...config.corsOrigins],
+      exposedHeaders: [
+        'Link',
+        'Location',
+        'X-Request-Id',
+        'Deprecation',
+        'Sunset',
+        'Idempotent-Replayed',
+      ],
+    });
+  }
+
+  await registerOpenApi(app, config);
+  registerHealth(app, storage);
+  app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await app.register(v1Routes, {
+    prefix: '/v1',
+    apiKeys: new ApiKeyService(storage.apiKeys, clock, config.environment),
+    pets: new PetService(storage.pets, storage.idempotency, clock),
+    clock,
+    publicBaseUrl: config.publicBaseUrl,
+    corsEnabled: config.corsOrigins.length > 0,
+  });
+  await registerDocs(app);
+  return app;
+}

@@ -1,0 +1,60 @@
+import type { FastifyInstance } from 'fastify';
+import type { PetService } from '../../../domain/pets/pet-service.js';
+import { errorResponses, jsonResponse } from '../../openapi-responses.js';
+import { Type } from '@sinclair/typebox';
+import {
+  type IdempotencyHeaders,
+  IdempotencyHeadersSchema,
+  type NewPetBody,
+  NewPetSchema,
+  PetSchema,
+} from './pet.schema.js';
+
+export function registerCreatePet(app: FastifyInstance, pets: PetService): void {
+  app.post<{ Body: NewPetBody; Headers: IdempotencyHeaders }>(
+    '/pets',
+    {
+      schema: {
+        operationId: 'createPet',
+        summary: 'Add a pet',
+        description:
+          'Creates a pet. Send an `Idempotency-Key` to retry safely: the same key and body within 24 hours return the first response again, with `Idempotent-Replayed: true`.',
+        tags: ['Pets'],
+        headers: IdempotencyHeadersSchema,
+        body: NewPetSchema,
+        response: {
+          201: jsonResponse('The pet was added; the body carries its id.', Type.Ref(PetSchema), {
+            Location: { description: 'Path of the new pet.', schema: { type: 'string' } },
+            'Idempotent-Replayed': {
+              description:
+                '`true` when this is the stored response of an earlier request with the same Idempotency-Key.',
+              schema: { type: 'string' },
+            },
+          }),
+          ...errorResponses([
+            'invalid_body',
+            'invalid_json',
+            'invalid_parameter',
+            'unauthorized',
+            'idempotency_key_in_use',
+            'payload_too_large',
+            'unsupported_media_type',
+            'idempotency_key_reused',
+          ]),
+        },
+      },
+    },
+    async (request, reply) => {
+      const apiKey = request.apiKey;
+      if (apiKey === undefined) throw new Error('createPet reached without an authenticated key');
+      const key = request.headers['idempotency-key'];
+      const { name, categoryId, status } = request.body;
+      const result = await pets.create(
+        { name, categoryId, ...(status ? { status } : {}) },
+        key === undefined ? undefined : { apiKeyId: apiKey.id, key },
+      );
+      if (result.replayed) void reply.header('idempotent-replayed', 'true');
+      return reply.code(201).header('location', `/v1/pets/${result.pet.id}`).send(result.pet);
+    },
+  );
+}

@@ -1,0 +1,71 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { Clock } from '../../../domain/clock.js';
+import {
+  GET_PET_DEPRECATED_AT,
+  GET_PET_SUNSET_AT,
+  isGetPetGone,
+} from '../../../domain/pets/deprecation.js';
+import type { PetService } from '../../../domain/pets/pet-service.js';
+import { HttpError } from '../../errors.js';
+import { errorResponses, jsonResponse } from '../../openapi-responses.js';
+import { type PetIdParams, PetIdParamsSchema, PetSchema } from './pet.schema.js';
+
+const SUNSET_HTTP_DATE = new Date(GET_PET_SUNSET_AT).toUTCString();
+
+const DEPRECATION_HEADERS = {
+  Deprecation: {
+    description: 'RFC 9745: when this operation was deprecated (@<unix seconds>).',
+    schema: { type: 'string' },
+  },
+  Sunset: {
+    description: `RFC 8594: removal date, ${SUNSET_HTTP_DATE}.`,
+    schema: { type: 'string' },
+  },
+  Link: {
+    description: 'The replacement: GET /pets with a status filter (rel="successor-version").',
+    schema: { type: 'string' },
+  },
+};
+
+export function registerGetPet(
+  app: FastifyInstance,
+  pets: PetService,
+  clock: Clock,
+  publicBaseUrl: string,
+): void {
+  const deprecation = `@${Math.floor(GET_PET_DEPRECATED_AT / 1000)}`;
+  const successor = `<${publicBaseUrl}/v1/pets>; rel="successor-version"`;
+  app.get<{ Params: PetIdParams }>(
+    '/pets/:petId',
+    {
+      schema: {
+        operationId: 'getPet',
+        summary: 'Get a pet (deprecated)',
+        description: `Deprecated: removed on ${SUNSET_HTTP_DATE}; from then on it answers 410. Use GET /pets with a status filter instead.`,
+        deprecated: true,
+        tags: ['Pets'],
+        params: PetIdParamsSchema,
+        response: {
+          200: jsonResponse('The pet.', Type.Ref(PetSchema), DEPRECATION_HEADERS),
+          ...errorResponses(['invalid_parameter', 'unauthorized', 'not_found', 'gone']),
+        },
+      },
+      // onSend sees every answer of this route, the 401s of authentication included.
+      onSend: async (_request, reply, payload) => {
+        void reply.headers({ deprecation, sunset: SUNSET_HTTP_DATE, link: successor });
+        return payload;
+      },
+      // Before validation, so that after the sunset every call, valid id or not, learns it is gone.
+      preValidation: async () => {
+        if (isGetPetGone(clock.now())) {
+          throw new HttpError(
+            'gone',
+            `GET /v1/pets/{petId} was removed on ${SUNSET_HTTP_DATE}; use GET /v1/pets with a status filter`,
+          );
+        }
+      },
+    },
+    async (request) => pets.get(request.params.petId),
+  );
+}

@@ -1,0 +1,50 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { PetService } from '../../../domain/pets/pet-service.js';
+import { errorResponses, jsonResponse } from '../../openapi-responses.js';
+import { type ListPetsQuery, ListPetsQuerySchema, PetsSchema } from './pet.schema.js';
+
+export function registerListPets(
+  app: FastifyInstance,
+  pets: PetService,
+  publicBaseUrl: string,
+): void {
+  app.get<{ Querystring: ListPetsQuery }>(
+    '/pets',
+    {
+      schema: {
+        operationId: 'listPets',
+        summary: 'List pets',
+        description:
+          'Pets ordered by id ascending, optionally filtered by status. When more pets exist, a `Link: <...>; rel="next"` header gives the URL of the next page.',
+        tags: ['Pets'],
+        querystring: ListPetsQuerySchema,
+        response: {
+          200: jsonResponse('A page of pets.', Type.Ref(PetsSchema), {
+            Link: {
+              description:
+                'RFC 8288 link to the next page (rel="next"), present only when more pets exist.',
+              schema: { type: 'string' },
+            },
+          }),
+          ...errorResponses(['invalid_parameter', 'unauthorized']),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { limit, status, cursor } = request.query;
+      const page = await pets.list({
+        limit,
+        ...(status ? { status } : {}),
+        ...(cursor !== undefined ? { cursor } : {}),
+      });
+      if (page.nextCursor !== undefined) {
+        const next = new URLSearchParams({ limit: String(limit) });
+        if (status) next.set('status', status);
+        next.set('cursor', page.nextCursor);
+        void reply.header('link', `<${publicBaseUrl}/v1/pets?${next}>; rel="next"`);
+      }
+      return page.pets;
+    },
+  );
+}

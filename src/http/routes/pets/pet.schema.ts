@@ -1,0 +1,102 @@
+import type { Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
+import { NAME_MAX_CODE_POINTS, PAGE_SIZE, PET_STATUSES } from '../../../domain/pets/pet.js';
+
+/**
+ * The one description of the pet resource: request validation (src/http/validation.ts), the
+ * handlers' types (Static<...>) and the OpenAPI document all read these schemas.
+ */
+
+/** int64 on the wire. Validated exactly (not through a double) and typed as bigint once parsed. */
+export const Int64 = (options: { description: string; minimum?: number }) =>
+  Type.Unsafe<bigint>({ type: 'integer', format: 'int64', ...options });
+
+export const PetStatusSchema = Type.Unsafe<(typeof PET_STATUSES)[number]>({
+  $id: 'PetStatus',
+  type: 'string',
+  enum: [...PET_STATUSES],
+  description: 'Availability status.',
+});
+
+const name = Type.String({
+  minLength: 1,
+  maxLength: NAME_MAX_CODE_POINTS,
+  // Not blank; no C0 control characters, DEL or unpaired surrogates (length counts code points).
+  pattern: '^(?=[\\s\\S]*\\S)[^\\u0000-\\u001F\\u007F\\p{Cs}]*$',
+  description: `The animal's name: 1 to ${NAME_MAX_CODE_POINTS} characters, not blank, no control characters. Stored as sent.`,
+  examples: ['Rex'],
+  'x-message': `must be 1 to ${NAME_MAX_CODE_POINTS} characters, not blank, without control characters`,
+});
+
+const categoryId = Int64({
+  minimum: 1,
+  description: 'Identifier of the category, 1 to 9223372036854775807; kept exactly.',
+});
+
+export const NewPetSchema = Type.Object(
+  { name, categoryId, status: Type.Optional(Type.Ref(PetStatusSchema)) },
+  {
+    $id: 'NewPet',
+    additionalProperties: false,
+    description: 'Request body for creating an animal. No status is invented when omitted.',
+  },
+);
+export type NewPetBody = Static<typeof NewPetSchema>;
+
+export const PetSchema = Type.Object(
+  {
+    id: Int64({ minimum: 1, description: 'Assigned by the service; at most 2^53-1.' }),
+    name: Type.String({ description: "The animal's name." }),
+    categoryId,
+    status: Type.Optional(Type.Ref(PetStatusSchema)),
+  },
+  {
+    $id: 'Pet',
+    additionalProperties: false,
+    description: 'An animal. `status` is absent when it was never set.',
+  },
+);
+
+export const PetsSchema = Type.Array(Type.Ref(PetSchema), { $id: 'Pets' });
+
+export const ListPetsQuerySchema = Type.Object(
+  {
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: PAGE_SIZE.min,
+        maximum: PAGE_SIZE.max,
+        default: PAGE_SIZE.default,
+        description: 'Maximum number of animals returned.',
+      }),
+    ),
+    status: Type.Optional(Type.Ref(PetStatusSchema)),
+    cursor: Type.Optional(
+      Type.String({
+        maxLength: 200,
+        description:
+          'Opaque position from the `Link: rel="next"` header of the previous page; bound to the same status filter.',
+      }),
+    ),
+  },
+  // A typo such as ?statuss=sold must not silently return the unfiltered list.
+  { additionalProperties: false },
+);
+/** The validator fills in the default, so a handler always sees a limit. */
+export type ListPetsQuery = Static<typeof ListPetsQuerySchema> & { limit: number };
+
+export const PetIdParamsSchema = Type.Object({
+  petId: Int64({ minimum: 1, description: 'Identifier of the animal to retrieve.' }),
+});
+export type PetIdParams = Static<typeof PetIdParamsSchema>;
+
+export const IdempotencyHeadersSchema = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 255,
+      description:
+        'Makes a retried create safe: the same key with the same body returns the first response again for 24 hours.',
+    }),
+  ),
+});
+export type IdempotencyHeaders = Static<typeof IdempotencyHeadersSchema>;

@@ -1,0 +1,65 @@
+import type { FastifyInstance } from 'fastify';
+import type { Clock } from '../../domain/clock.js';
+import type { ApiKeyService } from '../../domain/api-keys/api-key-service.js';
+import type { PetService } from '../../domain/pets/pet-service.js';
+import { HttpError } from '../errors.js';
+import { requireApiKey } from '../plugins/authenticate.js';
+import { registerCreatePet } from './pets/create-pet.route.js';
+import { registerGetPet } from './pets/get-pet.route.js';
+import { registerListPets } from './pets/list-pets.route.js';
+
+export interface V1Dependencies {
+  apiKeys: ApiKeyService;
+  pets: PetService;
+  clock: Clock;
+  publicBaseUrl: string;
+  /** With CORS on, OPTIONS belongs to the preflight handler and is not refused here. */
+  corsEnabled: boolean;
+}
+
+/**
+ * The /v1 operations. Every request under /v1 passes these onRequest hooks in order, known path
+ * or not: authenticate, then (rate-limit issue) the per-key limiter goes right after it.
+ */
+export async function v1Routes(app: FastifyInstance, deps: V1Dependencies): Promise<void> {
+  requireApiKey(app, deps.apiKeys);
+
+  registerListPets(app, deps.pets, deps.publicBaseUrl);
+  registerCreatePet(app, deps.pets);
+  registerGetPet(app, deps.pets, deps.clock, deps.publicBaseUrl);
+  refuseOtherMethods(app, '/pets', ['GET', 'HEAD', 'POST'], deps.corsEnabled);
+  refuseOtherMethods(app, '/pets/:petId', ['GET', 'HEAD'], deps.corsEnabled);
+
+  app.setNotFoundHandler(async (request) => {
+    throw new HttpError(
+      'not_found',
+      `No operation at ${request.method} ${request.url.split('?')[0]}`,
+    );
+  });
+}
+
+function refuseOtherMethods(
+  app: FastifyInstance,
+  url: string,
+  allowed: readonly string[],
+  corsEnabled: boolean,
+): void {
+  const refused = ['DELETE', 'PATCH', 'PUT', 'OPTIONS', 'GET', 'POST'].filter(
+    (method) => !allowed.includes(method) && !(corsEnabled && method === 'OPTIONS'),
+  );
+  const allow = allowed.join(', ');
+  app.route({
+    method: refused,
+    url,
+    schema: { hide: true },
+    handler: async (request) => {
+      throw new HttpError(
+        'method_not_allowed',
+        `${request.method} is not allowed here; use ${allow}`,
+        {
+          allow,
+        },
+      );
+    },
+  });
+}

@@ -1,0 +1,61 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/**
+ * The tables as Kysely sees them, shared by every SQL backend. Integer columns come back as bigint
+ * (SQLite with safe integers) or string (PostgreSQL int8), so reads go through the converters below.
+ */
+type Int = ColumnType<bigint | number | string, bigint | number, bigint | number>;
+type NullableInt = ColumnType<
+  bigint | number | string | null,
+  bigint | number | null,
+  bigint | number | null
+>;
+
+export interface PetsTable {
+  id: ColumnType<bigint | number | string, never, never> & Generated<bigint | number | string>;
+  name: string;
+  category_id: Int;
+  status: string | null;
+  created_at: Int;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  label: string;
+  plan: string;
+  per_minute: NullableInt;
+  per_day: NullableInt;
+  hash: string;
+  display_prefix: string;
+  created_at: Int;
+  last_used_at: NullableInt;
+  revoked_at: NullableInt;
+  banned_until: NullableInt;
+}
+
+export interface IdempotencyKeysTable {
+  api_key_id: string;
+  key: string;
+  fingerprint: string;
+  pet_id: NullableInt;
+  created_at: Int;
+  locked_at: Int;
+}
+
+export interface Database {
+  pets: PetsTable;
+  api_keys: ApiKeysTable;
+  idempotency_keys: IdempotencyKeysTable;
+}
+
+export function toNumber(value: bigint | number | string): number {
+  return Number(value);
+}
+
+export function toOptionalNumber(value: bigint | number | string | null): number | undefined {
+  return value === null ? undefined : Number(value);
+}
+
+export function toBigInt(value: bigint | number | string): bigint {
+  return BigInt(value);
+}

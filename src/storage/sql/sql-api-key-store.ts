@@ -1,0 +1,110 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { ApiKeyRecord, NewApiKeyRecord } from '../../domain/api-keys/api-key.js';
+import type { ApiKeyStore } from '../../domain/ports.js';
+import { isPlan } from '../../domain/rate-limits/plans.js';
+import { type ApiKeysTable, type Database, toNumber, toOptionalNumber } from './database.js';
+
+function toRecord(row: Selectable<ApiKeysTable>): ApiKeyRecord {
+  if (!isPlan(row.plan)) throw new Error(`api key ${row.id} has an unknown plan ${row.plan}`);
+  const record: ApiKeyRecord = {
+    id: row.id,
+    label: row.label,
+    plan: row.plan,
+    hash: row.hash,
+    displayPrefix: row.display_prefix,
+    createdAt: toNumber(row.created_at),
+  };
+  const perMinute = toOptionalNumber(row.per_minute);
+  const perDay = toOptionalNumber(row.per_day);
+  if (perMinute !== undefined && perDay !== undefined) record.customLimits = { perMinute, perDay };
+  const lastUsedAt = toOptionalNumber(row.last_used_at);
+  if (lastUsedAt !== undefined) record.lastUsedAt = lastUsedAt;
+  const revokedAt = toOptionalNumber(row.revoked_at);
+  if (revokedAt !== undefined) record.revokedAt = revokedAt;
+  const bannedUntil = toOptionalNumber(row.banned_until);
+  if (bannedUntil !== undefined) record.bannedUntil = bannedUntil;
+  return record;
+}
+
+export class SqlApiKeyStore implements ApiKeyStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async insert(record: NewApiKeyRecord): Promise<ApiKeyRecord> {
+    await this.db
+      .insertInto('api_keys')
+      .values({
+        id: record.id,
+        label: record.label,
+        plan: record.plan,
+        per_minute: record.customLimits?.perMinute ?? null,
+        per_day: record.customLimits?.perDay ?? null,
+        hash: record.hash,
+        display_prefix: record.displayPrefix,
+        created_at: record.createdAt,
+        last_used_at: null,
+        revoked_at: null,
+        banned_until: null,
+      })
+      .execute();
+    return { ...record };
+  }
+
+  async findByHash(hash: string): Promise<ApiKeyRecord | undefined> {
+    const row = await this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('hash', '=', hash)
+      .executeTakeFirst();
+    return row === undefined ? undefined : toRecord(row);
+  }
+
+  async findById(id: string): Promise<ApiKeyRecord | undefined> {
+    const row = await this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row === undefined ? undefined : toRecord(row);
+  }
+
+  async list(): Promise<ApiKeyRecord[]> {
+    const rows = await this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    return rows.map(toRecord);
+  }
+
+  async count(): Promise<number> {
+    const { n } = await this.db
+      .selectFrom('api_keys')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(n);
+  }
+
+  async revoke(id: string, at: number): Promise<boolean> {
+    await this.db
+      .updateTable('api_keys')
+      .set({ revoked_at: at })
+      .where('id', '=', id)
+      .where('revoked_at', 'is', null)
+      .execute();
+    return (await this.findById(id)) !== undefined;
+  }
+
+  async touch(id: string, at: number): Promise<void> {
+    await this.db.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', id).execute();
+  }
+
+  async setBannedUntil(id: string, until: number | undefined): Promise<boolean> {
+    const result = await this.db
+      .updateTable('api_keys')
+      .set({ banned_until: until ?? null })
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+}

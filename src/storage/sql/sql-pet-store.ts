@@ -1,0 +1,92 @@
+import type { Kysely, Selectable } from 'kysely';
+import { DomainError } from '../../domain/errors.js';
+import {
+  isPetStatus,
+  MAX_PET_ID,
+  type NewPet,
+  type Pet,
+  type PetStatus,
+} from '../../domain/pets/pet.js';
+import type { IdempotencyScope, PetStore } from '../../domain/ports.js';
+import { type Database, type PetsTable, toBigInt, toNumber } from './database.js';
+
+const INSERT_BATCH = 500;
+
+function toPet(row: Pick<Selectable<PetsTable>, 'id' | 'name' | 'category_id' | 'status'>): Pet {
+  const pet: Pet = { id: toNumber(row.id), name: row.name, categoryId: toBigInt(row.category_id) };
+  if (row.status !== null && isPetStatus(row.status)) pet.status = row.status;
+  return pet;
+}
+
+function toRow(input: NewPet, now: number) {
+  return {
+    name: input.name,
+    category_id: input.categoryId,
+    status: input.status ?? null,
+    created_at: now,
+  };
+}
+
+export class SqlPetStore implements PetStore {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async list(query: { afterId: number; status?: PetStatus; limit: number }): Promise<Pet[]> {
+    let select = this.db
+      .selectFrom('pets')
+      .select(['id', 'name', 'category_id', 'status'])
+      .where('id', '>', query.afterId);
+    if (query.status !== undefined) select = select.where('status', '=', query.status);
+    const rows = await select.orderBy('id').limit(query.limit).execute();
+    return rows.map(toPet);
+  }
+
+  async get(id: bigint): Promise<Pet | undefined> {
+    const row = await this.db
+      .selectFrom('pets')
+      .select(['id', 'name', 'category_id', 'status'])
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row === undefined ? undefined : toPet(row);
+  }
+
+  async create(input: NewPet, idempotency?: IdempotencyScope): Promise<Pet> {
+    return this.db.transaction().execute(async (trx) => {
+      const { id } = await trx
+        .insertInto('pets')
+        .values(toRow(input, this.now()))
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      const petId = toNumber(id);
+      // Ids must stay readable by every JavaScript client; refusing here rolls the insert back.
+      if (petId > MAX_PET_ID) throw new Error('pet ids are exhausted (2^53 - 1 reached)');
+      if (idempotency !== undefined) {
+        const result = await trx
+          .updateTable('idempotency_keys')
+          .set({ pet_id: petId })
+          .where('api_key_id', '=', idempotency.apiKeyId)
+          .where('key', '=', idempotency.key)
+          .where('pet_id', 'is', null)
+          .executeTakeFirst();
+        if (result.numUpdatedRows !== 1n) {
+          throw new DomainError(
+            'idempotency_key_in_use',
+            'The claim on this Idempotency-Key was lost before the pet was stored; retry',
+          );
+        }
+      }
+      return { id: petId, ...input };
+    });
+  }
+
+  async insertMany(inputs: readonly NewPet[]): Promise<number> {
+    const now = this.now();
+    for (let start = 0; start < inputs.length; start += INSERT_BATCH) {
+      const rows = inputs.slice(start, start + INSERT_BATCH).map((input) => toRow(input, now));
+      await this.db.insertInto('pets').values(rows).execute();
+    }
+    return inputs.length;
+  }
+}

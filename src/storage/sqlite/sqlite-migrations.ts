@@ -1,0 +1,56 @@
+import { type Kysely, type Migration, sql } from 'kysely';
+
+/** Dated, ordered, each with its way back. Imported statically so src/ and dist/ behave alike. */
+export const SQLITE_MIGRATIONS: Record<string, Migration> = {
+  '2026-11-22-01-pets': {
+    async up(db: Kysely<unknown>) {
+      await sql`CREATE TABLE pets (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        name TEXT NOT NULL,
+        category_id INTEGER NOT NULL CHECK (category_id >= 1),
+        status TEXT NULL CHECK (status IN ('available', 'pending', 'sold')),
+        created_at INTEGER NOT NULL
+      )`.execute(db);
+      await sql`CREATE INDEX pets_status_id ON pets (status, id)`.execute(db);
+    },
+    async down(db: Kysely<unknown>) {
+      await sql`DROP TABLE pets`.execute(db);
+    },
+  },
+  '2026-11-22-02-api-keys': {
+    async up(db: Kysely<unknown>) {
+      await sql`CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY,
+        label TEXT NOT NULL,
+        plan TEXT NOT NULL CHECK (plan IN ('free', 'pro', 'business', 'enterprise')),
+        per_minute INTEGER NULL,
+        per_day INTEGER NULL,
+        hash TEXT NOT NULL UNIQUE,
+        display_prefix TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        last_used_at INTEGER NULL,
+        revoked_at INTEGER NULL,
+        banned_until INTEGER NULL
+      )`.execute(db);
+    },
+    async down(db: Kysely<unknown>) {
+      await sql`DROP TABLE api_keys`.execute(db);
+    },
+  },
+  '2026-11-22-03-idempotency-keys': {
+    async up(db: Kysely<unknown>) {
+      await sql`CREATE TABLE idempotency_keys (
+        api_key_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        pet_id INTEGER NULL REFERENCES pets (id),
+        created_at INTEGER NOT NULL,
+        locked_at INTEGER NOT NULL,
+        PRIMARY KEY (api_key_id, key)
+      )`.execute(db);
+    },
+    async down(db: Kysely<unknown>) {
+      await sql`DROP TABLE idempotency_keys`.execute(db);
+    },
+  },
+};

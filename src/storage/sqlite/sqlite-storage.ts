@@ -1,0 +1,40 @@
+import { sql } from 'kysely';
+import type { Storage } from '../../domain/ports.js';
+import { migrateDown, migrateToLatest } from '../sql/migrate.js';
+import { SqlApiKeyStore } from '../sql/sql-api-key-store.js';
+import { SqlIdempotencyStore } from '../sql/sql-idempotency-store.js';
+import { SqlPetStore } from '../sql/sql-pet-store.js';
+import { openSqlite } from './sqlite-dialect.js';
+import { SQLITE_MIGRATIONS } from './sqlite-migrations.js';
+
+export interface SqliteStorage extends Storage {
+  /** Reverts the newest migration; for tests and operators. */
+  migrateDown(): Promise<string[]>;
+  migrateReport(): Promise<string[]>;
+}
+
+export function createSqliteStorage(path: string): SqliteStorage {
+  const { db, raw } = openSqlite(path);
+  let closed = false;
+  const migrateReport = () => migrateToLatest(db, SQLITE_MIGRATIONS);
+  return {
+    backend: 'sqlite',
+    pets: new SqlPetStore(db),
+    apiKeys: new SqlApiKeyStore(db),
+    idempotency: new SqlIdempotencyStore(db),
+    migrateReport,
+    async migrate() {
+      await migrateReport();
+    },
+    migrateDown: () => migrateDown(db, SQLITE_MIGRATIONS),
+    async ping() {
+      await sql`select 1`.execute(db);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await db.destroy();
+      if (raw.open) raw.close();
+    },
+  };
+}

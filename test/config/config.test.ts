@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config/config.js';
+
+describe('loadConfig', () => {
+  it('gives the documented defaults for an empty environment', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '127.0.0.1',
+      database: { kind: 'sqlite', path: './data/petstore.db' },
+      redisUrl: undefined,
+      environment: 'production',
+      publicBaseUrl: 'http://127.0.0.1:8080',
+      trustProxy: false,
+      banAfter: 10,
+      banSeconds: 900,
+      corsOrigins: [],
+    });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      PORT: '9000',
+      HOST: '0.0.0.0',
+      DATABASE_URL: 'postgres://root@127.0.0.1:5432/test',
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      PETSTORE_ENV: 'staging',
+      PUBLIC_BASE_URL: 'https://api.example.com/v1/',
+      TRUST_PROXY: '2',
+      PETSTORE_BAN_AFTER: '3',
+      PETSTORE_BAN_SECONDS: '60',
+      CORS_ORIGINS: 'https://a.example.com, https://b.example.com',
+    });
+    expect(config).toMatchObject({
+      port: 9000,
+      host: '0.0.0.0',
+      database: { kind: 'postgres', url: 'postgres://root@127.0.0.1:5432/test' },
+      redisUrl: 'redis://127.0.0.1:6379',
+      environment: 'staging',
+      publicBaseUrl: 'https://api.example.com',
+      trustProxy: 2,
+      banAfter: 3,
+      banSeconds: 60,
+      corsOrigins: ['https://a.example.com', 'https://b.example.com'],
+    });
+  });
+
+  it('reads sqlite:<path> as an SQLite file', () => {
+    expect(loadConfig({ DATABASE_URL: 'sqlite:/tmp/x.db' }).database).toEqual({
+      kind: 'sqlite',
+      path: '/tmp/x.db',
+    });
+    expect(loadConfig({ DATABASE_URL: 'sqlite:./rel.db' }).database).toEqual({
+      kind: 'sqlite',
+      path: './rel.db',
+    });
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, 'PORT must be an integer 1-65535 (got "abc")'],
+    [{ PORT: '0' }, 'PORT must be an integer 1-65535 (got "0")'],
+    [{ PORT: '70000' }, 'PORT must be an integer 1-65535 (got "70000")'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL must be a URL'],
+    [{ DATABASE_URL: 'sqlite:' }, 'DATABASE_URL must be sqlite:<path> or postgres://...'],
+    [{ REDIS_URL: 'http://x' }, 'REDIS_URL must be a URL (redis: or rediss:)'],
+    [{ PETSTORE_ENV: 'prod' }, 'PETSTORE_ENV must be one of production, staging (got "prod")'],
+    [{ PUBLIC_BASE_URL: 'not a url' }, 'PUBLIC_BASE_URL must be a URL'],
+    [{ PETSTORE_BAN_AFTER: '-1' }, 'PETSTORE_BAN_AFTER must be an integer'],
+    [{ PETSTORE_BAN_SECONDS: '1.5' }, 'PETSTORE_BAN_SECONDS must be an integer'],
+    [{ TRUST_PROXY: 'yes please' }, 'TRUST_PROXY must be'],
+    [{ CORS_ORIGINS: 'https://a.example.com/path' }, 'CORS_ORIGINS must be'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of'],
+  ])('refuses %j with a message naming the variable', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+});

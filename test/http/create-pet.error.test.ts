@@ -1,0 +1,127 @@
+import { describe, expect, it } from 'vitest';
+import { call, useServer } from '../helpers/test-server.js';
+
+const server = useServer();
+
+async function petCount(): Promise<number> {
+  return (await server().storage.pets.list({ afterId: 0, limit: 1_000_000 })).length;
+}
+
+async function post(rawBody: string | undefined, headers: Record<string, string> = {}) {
+  const { key } = await server().createKey();
+  const before = await petCount();
+  const res = await call(server(), 'POST', '/v1/pets', {
+    key,
+    ...(rawBody === undefined ? {} : { rawBody }),
+    headers: { 'content-type': 'application/json', ...headers },
+  });
+  expect(await petCount()).toBe(before);
+  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+  return res;
+}
+
+describe('POST /v1/pets (createPet), when the body is wrong, it answers 4xx and creates nothing', () => {
+  it.each([
+    ['name is missing', { categoryId: 1 }, 'name is required'],
+    ['categoryId is missing', { name: 'A' }, 'categoryId is required'],
+    ['name is null', { name: null, categoryId: 1 }, 'name must not be null'],
+    ['status is null', { name: 'A', categoryId: 1, status: null }, 'status must not be null'],
+    ['name is a number', { name: 5, categoryId: 1 }, 'name must be a string'],
+    ['name is empty', { name: '', categoryId: 1 }, 'name must be 1 to 100'],
+    ['name is blank', { name: '   ', categoryId: 1 }, 'name must be 1 to 100'],
+    ['name has 101 code points', { name: 'é'.repeat(101), categoryId: 1 }, 'name must be 1 to 100'],
+    ['name has a newline', { name: 'a\nb', categoryId: 1 }, 'name must be 1 to 100'],
+    ['name has DEL', { name: 'a\u007fb', categoryId: 1 }, 'name must be 1 to 100'],
+    [
+      'categoryId is a string',
+      { name: 'A', categoryId: '1' },
+      'categoryId must be an integer from 1',
+    ],
+    ['categoryId is 0', { name: 'A', categoryId: 0 }, 'categoryId must be an integer from 1'],
+    [
+      'categoryId is negative',
+      { name: 'A', categoryId: -5 },
+      'categoryId must be an integer from 1',
+    ],
+    ['categoryId is 1.5', { name: 'A', categoryId: 1.5 }, 'categoryId must be an integer from 1'],
+    ['categoryId is true', { name: 'A', categoryId: true }, 'categoryId must be an integer from 1'],
+    ['status is adopted', { name: 'A', categoryId: 1, status: 'adopted' }, 'status must be one of'],
+    ['an id is sent', { id: 7, name: 'A', categoryId: 1 }, 'Unknown field id'],
+    [
+      'an unknown field is sent',
+      { name: 'A', categoryId: 1, colour: 'red' },
+      'Unknown field colour',
+    ],
+    ['the body is an array', [{ name: 'A', categoryId: 1 }], 'Request body must be a JSON object'],
+    ['the body is a string', 'Rex', 'Request body must be a JSON object'],
+    ['the body is null', null, 'Request body must be a JSON object'],
+  ])('returns 400 invalid_body when %s', async (_case, body, message) => {
+    const res = await post(JSON.stringify(body));
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 'invalid_body', status: 400 });
+    expect((res.body as { message: string }).message).toContain(message);
+    expect(Object.keys(res.body as object).sort()).toEqual(['code', 'message', 'status']);
+  });
+
+  it('returns 400 invalid_body when categoryId is 9223372036854775808', async () => {
+    const res = await post('{"name":"A","categoryId":9223372036854775808}');
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({
+      code: 'invalid_body',
+      message: 'categoryId must be an integer from 1 to 9223372036854775807',
+    });
+  });
+
+  it('returns 400 invalid_body when categoryId is 1e19 (not exact)', async () => {
+    const res = await post('{"name":"A","categoryId":1e19}');
+    expect(res.status).toBe(400);
+  });
+
+  it('returns 400 invalid_body when name holds a lone surrogate', async () => {
+    const res = await post('{"name":"a\\ud800b","categoryId":1}');
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 'invalid_body' });
+  });
+
+  it.each(['{"name":', '{name: "A"}', 'not json', '{"name":"A","categoryId":1}x', ''])(
+    'returns 400 invalid_json when the body is %j',
+    async (raw) => {
+      const res = await post(raw);
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ code: 'invalid_json', status: 400 });
+    },
+  );
+
+  it('returns 400 invalid_body when the body is missing', async () => {
+    const { key } = await server().createKey();
+    const res = await call(server(), 'POST', '/v1/pets', { key });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 'invalid_body' });
+  });
+
+  it.each(['text/plain', 'application/x-www-form-urlencoded', 'application/xml'])(
+    'returns 415 unsupported_media_type for Content-Type %s',
+    async (type) => {
+      const res = await post('{"name":"A","categoryId":1}', { 'content-type': type });
+      expect(res.status).toBe(415);
+      expect(res.body).toEqual({
+        code: 'unsupported_media_type',
+        message: 'Send the request body as Content-Type: application/json',
+        status: 415,
+      });
+    },
+  );
+
+  it('returns 413 payload_too_large for a body over 16 KiB', async () => {
+    const res = await post(JSON.stringify({ name: 'A', categoryId: 1, pad: 'x'.repeat(17_000) }));
+    expect(res.status).toBe(413);
+    expect(res.body).toMatchObject({ code: 'payload_too_large', status: 413 });
+  });
+
+  it('returns 400 invalid_parameter when Idempotency-Key is longer than 255 characters', async () => {
+    const res = await post('{"name":"A","categoryId":1}', { 'idempotency-key': 'k'.repeat(256) });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 'invalid_parameter' });
+    expect((res.body as { message: string }).message).toContain('idempotency-key');
+  });
+});

@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { call, startServer, useServer } from '../helpers/test-server.js';
+
+const server = useServer();
+
+describe('around the operations', () => {
+  it('answers unknown paths outside /v1 with a 404 Error body', async () => {
+    const res = await call(server(), 'GET', '/nope');
+    expect(res.status).toBe(404);
+    expect(res.body).toMatchObject({ code: 'not_found', status: 404 });
+  });
+
+  it('answers unknown /v1 paths with 404 once the key is valid', async () => {
+    const { key } = await server().createKey();
+    const res = await call(server(), 'GET', '/v1/owners', { key });
+    expect(res.status).toBe(404);
+    expect(res.body).toMatchObject({ code: 'not_found', status: 404 });
+  });
+
+  it.each([
+    ['DELETE', '/v1/pets', 'GET, HEAD, POST'],
+    ['PUT', '/v1/pets/1', 'GET, HEAD'],
+    ['PATCH', '/v1/pets/1', 'GET, HEAD'],
+    ['POST', '/v1/pets/1', 'GET, HEAD'],
+  ])('returns 405 method_not_allowed with Allow for %s %s', async (method, path, allow) => {
+    const { key } = await server().createKey();
+    const res = await call(server(), method, path, { key });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe(allow);
+    expect(res.body).toMatchObject({ code: 'method_not_allowed', status: 405 });
+  });
+
+  it('generates an X-Request-Id, and keeps a sane one the client sent', async () => {
+    const generated = await call(server(), 'GET', '/healthz');
+    expect(generated.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    const kept = await call(server(), 'GET', '/healthz', {
+      headers: { 'x-request-id': 'abc-123.X' },
+    });
+    expect(kept.headers.get('x-request-id')).toBe('abc-123.X');
+    const replaced = await call(server(), 'GET', '/healthz', {
+      headers: { 'x-request-id': 'bad id <script>' },
+    });
+    expect(replaced.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('sends X-Request-Id and security headers on errors too', async () => {
+    const res = await call(server(), 'GET', '/v1/pets');
+    expect(res.status).toBe(401);
+    expect(res.headers.get('x-request-id')).toBeTruthy();
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('strict-transport-security')).toContain('max-age=');
+  });
+
+  it('reports liveness and readiness without a key', async () => {
+    expect((await call(server(), 'GET', '/healthz')).body).toEqual({ status: 'ok' });
+    const ready = await call(server(), 'GET', '/readyz');
+    expect(ready.status).toBe(200);
+    expect(ready.body).toMatchObject({ status: 'ready', database: 'sqlite' });
+  });
+
+  it('serves the docs page without a key', async () => {
+    const res = await call(server(), 'GET', '/docs');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/text\/html/);
+    expect(res.text).toContain('swagger');
+  });
+
+  it('hides internals behind a 500 internal_error when storage fails', async () => {
+    const local = await startServer();
+    try {
+      const { key } = await local.createKey();
+      local.storage.pets.list = async () => {
+        throw new Error('SQLITE_CORRUPT: secret table detail');
+      };
+      const res = await call(local, 'GET', '/v1/pets', { key });
+      expect(res.status).toBe(500);
+      expect(res.body).toMatchObject({ code: 'internal_error', status: 500 });
+      expect(res.text).not.toContain('SQLITE');
+    } finally {
+      await local.close();
+    }
+  });
+});

@@ -1,0 +1,122 @@
+import { spawnSync } from 'node:child_process';
+import { connect } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  REPO_ROOT,
+  spawnServer,
+  tempDatabaseUrl,
+  type ServerProcess,
+} from '../helpers/server-process.js';
+
+const running: ServerProcess[] = [];
+afterEach(() => {
+  for (const server of running.splice(0))
+    if (server.child.exitCode === null) server.child.kill('SIGKILL');
+});
+
+async function start(env: Record<string, string>, how: 'npm' | 'node' = 'node') {
+  const server = await spawnServer(env, how);
+  running.push(server);
+  return server;
+}
+
+function firstKey(output: string): string {
+  const key = /pa_live_[0-9A-Za-z]{36}/.exec(output)?.[0];
+  if (!key) throw new Error(`no key printed:\n${output}`);
+  return key;
+}
+
+async function createPet(url: string, key: string, name: string): Promise<number> {
+  const res = await fetch(`${url}/v1/pets`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name, categoryId: 1 }),
+  });
+  expect(res.status).toBe(201);
+  return ((await res.json()) as { id: number }).id;
+}
+
+describe('the server process', () => {
+  it('exits 1 naming the variable when PORT=abc', () => {
+    const result = spawnSync('node', ['dist/main.js'], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH ?? '', PORT: 'abc' },
+      encoding: 'utf8',
+    });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('PORT must be an integer 1-65535 (got "abc")');
+  });
+
+  it('prints one free-plan key on the first start, which works, and none on the next start', async () => {
+    const database = tempDatabaseUrl();
+    const first = await start({ DATABASE_URL: database });
+    const key = firstKey(first.output());
+    const res = await fetch(`${first.url}/v1/pets`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(res.status).toBe(200);
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    const second = await start({ DATABASE_URL: database });
+    expect(second.output()).not.toMatch(/pa_live_/);
+  });
+
+  it('keeps pets across a graceful restart on the same file', async () => {
+    const database = tempDatabaseUrl();
+    const first = await start({ DATABASE_URL: database });
+    const key = firstKey(first.output());
+    const ids = [
+      await createPet(first.url, key, 'Stays'),
+      await createPet(first.url, key, 'Stays too'),
+    ];
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    const second = await start({ DATABASE_URL: database });
+    for (const id of ids) {
+      const res = await fetch(`${second.url}/v1/pets/${id}`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
+      expect(res.status).toBe(200);
+    }
+  });
+
+  it('loses no acknowledged pet when the process is killed with SIGKILL', async () => {
+    const database = tempDatabaseUrl();
+    const first = await start({ DATABASE_URL: database });
+    const key = firstKey(first.output());
+    const ids: number[] = [];
+    for (let i = 0; i < 20; i++) ids.push(await createPet(first.url, key, `Durable ${i}`));
+    first.child.kill('SIGKILL');
+    await first.exited;
+    const second = await start({ DATABASE_URL: database });
+    const res = await fetch(`${second.url}/v1/pets?limit=100`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    const listed = ((await res.json()) as { id: number }[]).map((p) => p.id);
+    expect(listed).toEqual(expect.arrayContaining(ids));
+  });
+
+  it('finishes an in-flight request after SIGTERM sent to npm start, then exits 0', async () => {
+    const server = await start({ DATABASE_URL: tempDatabaseUrl() }, 'npm');
+    const key = firstKey(server.output());
+    const body = JSON.stringify({ name: 'In flight', categoryId: 1 });
+    const { port } = new URL(server.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    let response = '';
+    socket.on('data', (chunk) => (response += chunk.toString()));
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    // Headers and half the body now; the rest only after the signal.
+    socket.write(
+      `POST /v1/pets HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n` +
+        body.slice(0, 10),
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    server.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    socket.end(body.slice(10));
+    await new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    expect(response).toMatch(/^HTTP\/1\.1 201/);
+    expect(await server.exited).toBe(0);
+  });
+});
