@@ -9,6 +9,5 @@ export const config = defineConfig({
   },
 });
 
-// vitest discovers its config by default export; this is the one allowed exception.
-// eslint-disable-next-line no-restricted-syntax
+// vitest discovers its config by its default export.
 export default config;
