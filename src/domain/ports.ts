@@ -71,8 +71,8 @@ export interface Storage {
   readonly pets: PetStore;
   readonly apiKeys: ApiKeyStore;
   readonly idempotency: IdempotencyStore;
-  /** Applies pending migrations; safe to call on every start and from several processes. */
-  migrate(): Promise<void>;
+  /** Applies pending migrations and says what it did, a line each; safe to call on every start. */
+  migrate(): Promise<string[]>;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
   close(): Promise<void>;

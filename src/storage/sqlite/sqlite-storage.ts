@@ -10,22 +10,17 @@ import { SQLITE_MIGRATIONS } from './sqlite-migrations.js';
 export interface SqliteStorage extends Storage {
   /** Reverts the newest migration; for tests and operators. */
   migrateDown(): Promise<string[]>;
-  migrateReport(): Promise<string[]>;
 }
 
 export function createSqliteStorage(path: string): SqliteStorage {
   const { db, raw } = openSqlite(path);
   let closed = false;
-  const migrateReport = () => migrateToLatest(db, SQLITE_MIGRATIONS);
   return {
     backend: 'sqlite',
     pets: new SqlPetStore(db),
     apiKeys: new SqlApiKeyStore(db),
     idempotency: new SqlIdempotencyStore(db),
-    migrateReport,
-    async migrate() {
-      await migrateReport();
-    },
+    migrate: () => migrateToLatest(db, SQLITE_MIGRATIONS),
     migrateDown: () => migrateDown(db, SQLITE_MIGRATIONS),
     async ping() {
       await sql`select 1`.execute(db);
