@@ -1,6 +1,6 @@
 import cors from '@fastify/cors';
 import helmet from '@fastify/helmet';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { Config } from '../config/config.js';
 import { ApiKeyService } from '../domain/api-keys/api-key-service.js';
 import { type Clock, systemClock } from '../domain/clock.js';
@@ -48,7 +48,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const app = Fastify({
     logger: deps.log ? { ...deps.log, redact: LOG_REDACT } : false,
     genReqId: genRequestId,
-    requestIdLogLabel: 'requestId',
+    logController: new LogController({ requestIdLogLabel: 'requestId' }),
     bodyLimit: BODY_LIMIT_BYTES,
     requestTimeout: TIMEOUTS.requestMs,
     keepAliveTimeout: TIMEOUTS.keepAliveMs,
@@ -64,7 +64,12 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   });
   registerJsonBody(app);
   registerRequestId(app);
-  await app.register(helmet, { global: true });
+  await app.register(helmet, {
+    global: true,
+    // The service is often reached over plain http (local, behind a TLS proxy); upgrading the docs
+    // page's own asset requests to https would break it there.
+    contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } },
+  });
   if (config.corsOrigins.length > 0) {
     await app.register(cors, {
       origin: [...config.corsOrigins],
