@@ -118,26 +118,36 @@ export const keysList: Command = {
   },
 };
 
-export const keysRevoke: Command = {
-  name: 'keys revoke',
-  summary: 'revoke a key for good (servers refuse it within 5 seconds)',
-  usage: 'petstore keys revoke <keyId>',
-  async run(args, context) {
-    const id = oneKeyId(args, 'keys revoke');
-    if (!(await (await service(context)).revoke(id))) throw new UsageError(`no key has id ${id}`);
-    context.stderr.write(`Revoked ${id}; running servers refuse it within 5 seconds.\n`);
-    return 0;
-  },
-};
+/** A command that acts on one key by id and fails when no such key exists. */
+function keyIdCommand(
+  verb: 'revoke' | 'unban',
+  summary: string,
+  act: (keys: ApiKeyService, id: string) => Promise<boolean>,
+  done: (id: string) => string,
+): Command {
+  return {
+    name: `keys ${verb}`,
+    summary,
+    usage: `petstore keys ${verb} <keyId>`,
+    async run(args, context) {
+      const id = oneKeyId(args, `keys ${verb}`);
+      if (!(await act(await service(context), id))) throw new UsageError(`no key has id ${id}`);
+      context.stderr.write(`${done(id)}\n`);
+      return 0;
+    },
+  };
+}
 
-export const keysUnban: Command = {
-  name: 'keys unban',
-  summary: 'lift a temporary ban early',
-  usage: 'petstore keys unban <keyId>',
-  async run(args, context) {
-    const id = oneKeyId(args, 'keys unban');
-    if (!(await (await service(context)).unban(id))) throw new UsageError(`no key has id ${id}`);
-    context.stderr.write(`Lifted any ban on ${id}.\n`);
-    return 0;
-  },
-};
+export const keysRevoke = keyIdCommand(
+  'revoke',
+  'revoke a key for good (servers refuse it within 5 seconds)',
+  (keys, id) => keys.revoke(id),
+  (id) => `Revoked ${id}; running servers refuse it within 5 seconds.`,
+);
+
+export const keysUnban = keyIdCommand(
+  'unban',
+  'lift a temporary ban early',
+  (keys, id) => keys.unban(id),
+  (id) => `Lifted any ban on ${id}.`,
+);
