@@ -9,6 +9,11 @@ export interface IdempotencyScope {
   key: string;
 }
 
+/** Completes a claim: only the claimant whose fingerprint the record holds may complete it. */
+export interface IdempotencyCompletion extends IdempotencyScope {
+  fingerprint: string;
+}
+
 export interface PetStore {
   /** Pets with id > afterId (and the status, when given), ordered by id ascending, at most `limit`. */
   list(query: { afterId: number; status?: PetStatus; limit: number }): Promise<Pet[]>;
@@ -17,10 +22,12 @@ export interface PetStore {
   /**
    * Inserts the pet and resolves only after its transaction committed. With `idempotency`, the
    * claimed idempotency record is completed (pointed at the new pet) in the same transaction, so a
-   * crash can never leave a pet without its record or a record without its pet.
+   * crash can never leave a pet without its record or a record without its pet. Rejects, inserting
+   * nothing, when the record is not an open claim with that fingerprint (completed meanwhile, or
+   * taken over by a request with another body after this claimant stalled).
    */
-  create(input: NewPet, idempotency?: IdempotencyScope): Promise<Pet>;
-  /** Bulk insert for `petstore seed`; returns how many were inserted. */
+  create(input: NewPet, idempotency?: IdempotencyCompletion): Promise<Pet>;
+  /** Bulk insert for `petstore seed`, all or nothing; returns how many were inserted. */
   insertMany(inputs: readonly NewPet[]): Promise<number>;
 }
 
@@ -44,8 +51,8 @@ export interface IdempotencyStore {
     fingerprint: string,
     options: { now: number; retentionMs: number; lockMs: number },
   ): Promise<IdempotencyClaim>;
-  /** Gives up a claim whose request failed before it committed anything. */
-  release(scope: IdempotencyScope): Promise<void>;
+  /** Gives up an open claim with this fingerprint whose request failed before it committed. */
+  release(claim: IdempotencyCompletion): Promise<void>;
 }
 
 export interface ApiKeyStore {

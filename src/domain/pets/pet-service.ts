@@ -58,7 +58,8 @@ export class PetService {
     idempotency?: { apiKeyId: string; key: string },
   ): Promise<CreatePetResult> {
     if (idempotency === undefined) return { pet: await this.pets.create(input), replayed: false };
-    const claim = await this.idempotency.claim(idempotency, fingerprint(input), {
+    const completion = { ...idempotency, fingerprint: fingerprint(input) };
+    const claim = await this.idempotency.claim(idempotency, completion.fingerprint, {
       now: this.clock.now(),
       retentionMs: IDEMPOTENCY_RETENTION_MS,
       lockMs: IDEMPOTENCY_LOCK_MS,
@@ -80,9 +81,12 @@ export class PetService {
         break;
     }
     try {
-      return { pet: await this.pets.create(input, idempotency), replayed: false };
+      return { pet: await this.pets.create(input, completion), replayed: false };
     } catch (error) {
-      await this.idempotency.release(idempotency).catch(() => undefined);
+      // A lost claim belongs to another request now; anything else frees the key for a retry.
+      if (!(error instanceof DomainError)) {
+        await this.idempotency.release(completion).catch(() => undefined);
+      }
       throw error;
     }
   }

@@ -1,5 +1,10 @@
 import type { Kysely } from 'kysely';
-import type { IdempotencyClaim, IdempotencyScope, IdempotencyStore } from '../../domain/ports.js';
+import type {
+  IdempotencyClaim,
+  IdempotencyCompletion,
+  IdempotencyScope,
+  IdempotencyStore,
+} from '../../domain/ports.js';
 import { type Database, toOptionalNumber } from './database.js';
 
 export class SqlIdempotencyStore implements IdempotencyStore {
@@ -55,11 +60,12 @@ export class SqlIdempotencyStore implements IdempotencyStore {
     return row.fingerprint === fingerprint ? { kind: 'replay', petId } : { kind: 'mismatch' };
   }
 
-  async release(scope: IdempotencyScope): Promise<void> {
+  async release(claim: IdempotencyCompletion): Promise<void> {
     await this.db
       .deleteFrom('idempotency_keys')
-      .where('api_key_id', '=', scope.apiKeyId)
-      .where('key', '=', scope.key)
+      .where('api_key_id', '=', claim.apiKeyId)
+      .where('key', '=', claim.key)
+      .where('fingerprint', '=', claim.fingerprint)
       .where('pet_id', 'is', null)
       .execute();
   }

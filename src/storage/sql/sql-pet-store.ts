@@ -7,7 +7,7 @@ import {
   type Pet,
   type PetStatus,
 } from '../../domain/pets/pet.js';
-import type { IdempotencyScope, PetStore } from '../../domain/ports.js';
+import type { IdempotencyCompletion, PetStore } from '../../domain/ports.js';
 import { type Database, type PetsTable, toBigInt, toNumber } from './database.js';
 
 const INSERT_BATCH = 500;
@@ -52,7 +52,7 @@ export class SqlPetStore implements PetStore {
     return row === undefined ? undefined : toPet(row);
   }
 
-  async create(input: NewPet, idempotency?: IdempotencyScope): Promise<Pet> {
+  async create(input: NewPet, idempotency?: IdempotencyCompletion): Promise<Pet> {
     return this.db.transaction().execute(async (trx) => {
       const { id } = await trx
         .insertInto('pets')
@@ -68,6 +68,7 @@ export class SqlPetStore implements PetStore {
           .set({ pet_id: petId })
           .where('api_key_id', '=', idempotency.apiKeyId)
           .where('key', '=', idempotency.key)
+          .where('fingerprint', '=', idempotency.fingerprint)
           .where('pet_id', 'is', null)
           .executeTakeFirst();
         if (result.numUpdatedRows !== 1n) {
@@ -83,10 +84,13 @@ export class SqlPetStore implements PetStore {
 
   async insertMany(inputs: readonly NewPet[]): Promise<number> {
     const now = this.now();
-    for (let start = 0; start < inputs.length; start += INSERT_BATCH) {
-      const rows = inputs.slice(start, start + INSERT_BATCH).map((input) => toRow(input, now));
-      await this.db.insertInto('pets').values(rows).execute();
-    }
+    // One transaction: a seed that fails halfway leaves nothing behind.
+    await this.db.transaction().execute(async (trx) => {
+      for (let start = 0; start < inputs.length; start += INSERT_BATCH) {
+        const rows = inputs.slice(start, start + INSERT_BATCH).map((input) => toRow(input, now));
+        await trx.insertInto('pets').values(rows).execute();
+      }
+    });
     return inputs.length;
   }
 }

@@ -1,0 +1,144 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createStorage } from '../../src/storage/create-storage.js';
+import { createSqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js';
+import { describeStorageContract } from './storage-contract.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'petstore-storage-'));
+let fileCounter = 0;
+
+function tempPath(): string {
+  fileCounter += 1;
+  return join(dir, `store-${fileCounter}.db`);
+}
+
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const MIGRATIONS = [
+  '2026-11-22-01-pets',
+  '2026-11-22-02-api-keys',
+  '2026-11-22-03-idempotency-keys',
+] as const;
+
+describeStorageContract('sqlite :memory:', () =>
+  createStorage({ kind: 'sqlite', path: ':memory:' }, { migrate: true }),
+);
+
+// One file shared by every test of the run, like a shared database that already holds rows.
+const sharedFile = join(dir, 'nested', 'shared.db');
+describeStorageContract('sqlite file', () =>
+  createStorage({ kind: 'sqlite', path: sharedFile }, { migrate: true }),
+);
+
+describe('SQLite storage specifics', () => {
+  it('keeps pets in a file across close and reopen', async () => {
+    const path = tempPath();
+    const first = await createStorage({ kind: 'sqlite', path }, { migrate: true });
+    const pet = await first.pets.create({
+      name: 'Persistent 🐢',
+      categoryId: 9223372036854775807n,
+      status: 'sold',
+    });
+    await first.close();
+
+    const second = await createStorage({ kind: 'sqlite', path }, { migrate: true });
+    try {
+      await expect(second.pets.get(BigInt(pet.id))).resolves.toEqual(pet);
+      await expect(second.pets.list({ afterId: 0, limit: 10 })).resolves.toEqual([pet]);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('opens the file in WAL journal mode', async () => {
+    const path = tempPath();
+    const storage = await createStorage({ kind: 'sqlite', path }, { migrate: true });
+    await storage.pets.create({ name: 'Wal', categoryId: 1n });
+    expect(existsSync(`${path}-wal`)).toBe(true);
+    await storage.close();
+
+    const raw = new BetterSqlite3(path, { readonly: true });
+    try {
+      expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
+    } finally {
+      raw.close();
+    }
+  });
+
+  it('reverts all three migrations with migrateDown and applies them again', async () => {
+    const storage = createSqliteStorage(':memory:');
+    try {
+      await expect(storage.migrate()).resolves.toEqual(MIGRATIONS.map((m) => `applied ${m}`));
+      await storage.pets.create({ name: 'Doomed', categoryId: 1n });
+
+      for (const name of [...MIGRATIONS].reverse()) {
+        await expect(storage.migrateDown()).resolves.toEqual([`reverted ${name}`]);
+      }
+      await expect(storage.pets.list({ afterId: 0, limit: 10 })).rejects.toThrow(/pets/);
+
+      await expect(storage.migrate()).resolves.toEqual(MIGRATIONS.map((m) => `applied ${m}`));
+      await expect(storage.pets.list({ afterId: 0, limit: 10 })).resolves.toEqual([]);
+      const pet = await storage.pets.create({
+        name: 'Reborn',
+        categoryId: 2n,
+        status: 'available',
+      });
+      await expect(storage.pets.get(BigInt(pet.id))).resolves.toEqual(pet);
+      const scope = { apiKeyId: 'key_test', key: 'k1' };
+      const options = { now: 1_000, retentionMs: 10_000, lockMs: 1_000 };
+      await expect(storage.idempotency.claim(scope, 'fp', options)).resolves.toEqual({
+        kind: 'claimed',
+      });
+      await storage.apiKeys.insert({
+        id: 'key_after_down',
+        label: 'after down',
+        plan: 'free',
+        hash: 'a'.repeat(64),
+        displayPrefix: 'pk_aaaaaaaaa',
+        createdAt: 1,
+      });
+      await expect(storage.apiKeys.count()).resolves.toBe(1);
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('treats a second migrate() as a no-op', async () => {
+    const path = tempPath();
+    const storage = createSqliteStorage(path);
+    try {
+      await expect(storage.migrate()).resolves.toEqual(MIGRATIONS.map((m) => `applied ${m}`));
+      const pet = await storage.pets.create({ name: 'Kept', categoryId: 1n });
+      await expect(storage.migrate()).resolves.toEqual([]);
+      await expect(storage.pets.get(BigInt(pet.id))).resolves.toEqual(pet);
+    } finally {
+      await storage.close();
+    }
+    const reopened = await createStorage({ kind: 'sqlite', path });
+    try {
+      await expect(reopened.migrate()).resolves.toEqual([]);
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  it('reports the sqlite backend', async () => {
+    const storage = await createStorage({ kind: 'sqlite', path: ':memory:' }, { migrate: true });
+    try {
+      expect(storage.backend).toBe('sqlite');
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('rejects a postgres configuration with a message naming PostgreSQL', async () => {
+    await expect(createStorage({ kind: 'postgres', url: 'postgres://x' })).rejects.toThrow(
+      /PostgreSQL/,
+    );
+  });
+});

@@ -1,0 +1,651 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { NewApiKeyRecord } from '../../src/domain/api-keys/api-key.js';
+import type { NewPet, Pet, PetStatus } from '../../src/domain/pets/pet.js';
+import type { IdempotencyScope, Storage } from '../../src/domain/ports.js';
+
+const INT64_MAX = 9223372036854775807n;
+const RETENTION_MS = 24 * 60 * 60 * 1000;
+const LOCK_MS = 60 * 1000;
+const PAGE = 500;
+
+/** A name no other test (or earlier run against a shared database) uses. */
+function uniqueName(label: string): string {
+  return `${label} ${randomUUID()}`;
+}
+
+function newScope(): IdempotencyScope {
+  return { apiKeyId: `key_${randomUUID()}`, key: randomUUID() };
+}
+
+function newKeyRecord(overrides: Partial<NewApiKeyRecord> = {}): NewApiKeyRecord {
+  const hash = randomBytes(32).toString('hex');
+  return {
+    id: `key_${randomUUID()}`,
+    label: uniqueName('contract key'),
+    plan: 'pro',
+    hash,
+    displayPrefix: `pk_${hash.slice(0, 9)}`,
+    createdAt: Date.now(),
+    ...overrides,
+  };
+}
+
+/** Every pet with id > afterId, walking the pages until the end of the table. */
+async function listAllAfter(storage: Storage, afterId: number, status?: PetStatus): Promise<Pet[]> {
+  const all: Pet[] = [];
+  let cursor = afterId;
+  for (;;) {
+    const page = await storage.pets.list(
+      status === undefined
+        ? { afterId: cursor, limit: PAGE }
+        : { afterId: cursor, status, limit: PAGE },
+    );
+    all.push(...page);
+    const last = page.at(-1);
+    if (page.length < PAGE || last === undefined) return all;
+    cursor = last.id;
+  }
+}
+
+/**
+ * The behaviour every Storage backend must show. Each test opens its own Storage and only creates
+ * uniquely named or keyed data, so the suite also passes against a shared database holding rows.
+ */
+export function describeStorageContract(name: string, open: () => Promise<Storage>): void {
+  describe(`Storage contract: ${name}`, () => {
+    let storage: Storage;
+
+    beforeEach(async () => {
+      storage = await open();
+    });
+
+    afterEach(async () => {
+      await storage.close();
+    });
+
+    describe('PetStore create and get', () => {
+      it('returns the pet with categoryId 9223372036854775807 exactly', async () => {
+        const input: NewPet = { name: uniqueName('Max'), categoryId: INT64_MAX, status: 'pending' };
+        const created = await storage.pets.create(input);
+        expect(created).toEqual({ ...input, id: created.id });
+        const fetched = await storage.pets.get(BigInt(created.id));
+        expect(fetched).toEqual({ id: created.id, ...input });
+        expect(fetched?.categoryId).toBe(INT64_MAX);
+        expect(typeof fetched?.categoryId).toBe('bigint');
+      });
+
+      it('keeps a name with astral emoji, combining marks and accents byte for byte', async () => {
+        const name = `Zoë 🐈‍⬛ Ångström 🦄 𝔘nicode e\u0301 ${randomUUID()}`;
+        const created = await storage.pets.create({ name, categoryId: 1n });
+        expect(created.name).toBe(name);
+        const fetched = await storage.pets.get(BigInt(created.id));
+        expect(fetched?.name).toBe(name);
+        expect(fetched?.categoryId).toBe(1n);
+      });
+
+      it('returns every status as given', async () => {
+        for (const status of ['available', 'pending', 'sold'] as const) {
+          const created = await storage.pets.create({
+            name: uniqueName(status),
+            categoryId: 7n,
+            status,
+          });
+          const fetched = await storage.pets.get(BigInt(created.id));
+          expect(fetched?.status).toBe(status);
+        }
+      });
+
+      it('has no status property at all when none was given (create, get and list)', async () => {
+        const created = await storage.pets.create({
+          name: uniqueName('No status'),
+          categoryId: 3n,
+        });
+        expect('status' in created).toBe(false);
+        const fetched = await storage.pets.get(BigInt(created.id));
+        expect(fetched).toBeDefined();
+        expect(fetched === undefined ? true : 'status' in fetched).toBe(false);
+        const listed = await storage.pets.list({ afterId: created.id - 1, limit: 1 });
+        expect(listed).toHaveLength(1);
+        const [first] = listed;
+        expect(first?.id).toBe(created.id);
+        expect(first === undefined ? true : 'status' in first).toBe(false);
+      });
+
+      it('assigns ids that are JavaScript numbers and strictly increasing', async () => {
+        const ids: number[] = [];
+        for (let i = 0; i < 5; i++) {
+          const pet = await storage.pets.create({ name: uniqueName(`Seq ${i}`), categoryId: 2n });
+          expect(typeof pet.id).toBe('number');
+          expect(Number.isSafeInteger(pet.id)).toBe(true);
+          expect(pet.id).toBeGreaterThan(0);
+          ids.push(pet.id);
+        }
+        for (let i = 1; i < ids.length; i++) expect(ids[i]).toBeGreaterThan(ids[i - 1] ?? Infinity);
+        const fetched = await storage.pets.get(BigInt(ids[0] ?? 0));
+        expect(typeof fetched?.id).toBe('number');
+      });
+
+      it('returns undefined for an id that does not exist, including 9223372036854775807', async () => {
+        await expect(storage.pets.get(INT64_MAX)).resolves.toBeUndefined();
+        await expect(storage.pets.get(BigInt(Number.MAX_SAFE_INTEGER))).resolves.toBeUndefined();
+        await expect(storage.pets.get(0n)).resolves.toBeUndefined();
+        await expect(storage.pets.get(-1n)).resolves.toBeUndefined();
+      });
+    });
+
+    describe('PetStore list', () => {
+      it('lists pets after afterId in ascending id order, filtered by status, at most limit', async () => {
+        const a = await storage.pets.create({
+          name: uniqueName('A'),
+          categoryId: 1n,
+          status: 'available',
+        });
+        const b = await storage.pets.create({
+          name: uniqueName('B'),
+          categoryId: 1n,
+          status: 'sold',
+        });
+        const c = await storage.pets.create({
+          name: uniqueName('C'),
+          categoryId: 1n,
+          status: 'available',
+        });
+        const d = await storage.pets.create({ name: uniqueName('D'), categoryId: 1n });
+        const e = await storage.pets.create({
+          name: uniqueName('E'),
+          categoryId: 1n,
+          status: 'available',
+        });
+        const mine = new Set([a.id, b.id, c.id, d.id, e.id]);
+
+        const everything = await storage.pets.list({ afterId: a.id - 1, limit: 100 });
+        expect(everything.filter((p) => mine.has(p.id))).toEqual([a, b, c, d, e]);
+        expect(everything[0]).toEqual(a);
+
+        const available = await storage.pets.list({
+          afterId: a.id - 1,
+          status: 'available',
+          limit: 100,
+        });
+        expect(available.filter((p) => mine.has(p.id)).map((p) => p.id)).toEqual([
+          a.id,
+          c.id,
+          e.id,
+        ]);
+        expect(available.every((p) => p.status === 'available')).toBe(true);
+
+        const sold = await storage.pets.list({ afterId: a.id - 1, status: 'sold', limit: 100 });
+        expect(sold.filter((p) => mine.has(p.id))).toEqual([b]);
+
+        const limited = await storage.pets.list({
+          afterId: a.id - 1,
+          status: 'available',
+          limit: 2,
+        });
+        expect(limited).toHaveLength(2);
+        expect(limited[0]).toEqual(a);
+        expect(limited[1]?.status).toBe('available');
+        expect(limited[1]?.id).toBeGreaterThan(a.id);
+        expect(limited[1]?.id).toBeLessThanOrEqual(c.id);
+
+        const afterC = await storage.pets.list({ afterId: c.id, status: 'available', limit: 100 });
+        expect(afterC.filter((p) => mine.has(p.id)).map((p) => p.id)).toEqual([e.id]);
+        expect(afterC.every((p) => p.id > c.id)).toBe(true);
+
+        const one = await storage.pets.list({ afterId: b.id, limit: 1 });
+        expect(one).toHaveLength(1);
+        expect(one[0]?.id).toBeGreaterThan(b.id);
+        expect(one[0]?.id).toBeLessThanOrEqual(c.id);
+      });
+
+      it('returns ids in strictly ascending order across the whole page', async () => {
+        const first = await storage.pets.create({ name: uniqueName('Order'), categoryId: 4n });
+        for (let i = 0; i < 4; i++) {
+          await storage.pets.create({ name: uniqueName('Order'), categoryId: 4n });
+        }
+        const page = await storage.pets.list({ afterId: first.id - 1, limit: 100 });
+        expect(page.length).toBeGreaterThanOrEqual(5);
+        for (let i = 1; i < page.length; i++) {
+          expect(page[i]?.id).toBeGreaterThan(page[i - 1]?.id ?? Infinity);
+        }
+      });
+
+      it('returns an empty page after the newest pet', async () => {
+        const newest = await storage.pets.create({ name: uniqueName('Newest'), categoryId: 1n });
+        const page = await storage.pets.list({ afterId: Number.MAX_SAFE_INTEGER, limit: 100 });
+        expect(page).toEqual([]);
+        const afterNewest = await storage.pets.list({ afterId: newest.id, limit: 100 });
+        expect(afterNewest.every((p) => p.id > newest.id)).toBe(true);
+      });
+    });
+
+    describe('PetStore insertMany', () => {
+      it('inserts 2,000 pets, returns 2000, and they are all listable', async () => {
+        const marker = await storage.pets.create({
+          name: uniqueName('Before seed'),
+          categoryId: 1n,
+        });
+        const tag = randomUUID();
+        const statuses = ['available', 'pending', 'sold', undefined] as const;
+        const inputs: NewPet[] = Array.from({ length: 2000 }, (_, i) => {
+          const status = statuses[i % statuses.length];
+          const pet: NewPet = { name: `Seed ${i} ${tag}`, categoryId: BigInt(i + 1) };
+          if (status !== undefined) pet.status = status;
+          return pet;
+        });
+        await expect(storage.pets.insertMany(inputs)).resolves.toBe(2000);
+
+        const seeded = (await listAllAfter(storage, marker.id)).filter((p) => p.name.endsWith(tag));
+        expect(seeded).toHaveLength(2000);
+        for (let i = 1; i < seeded.length; i++) {
+          expect(seeded[i]?.id).toBeGreaterThan(seeded[i - 1]?.id ?? Infinity);
+        }
+        const byName = new Map(seeded.map((p) => [p.name, p]));
+        for (const [i, input] of inputs.entries()) {
+          const pet = byName.get(input.name);
+          expect(pet, `seed ${i}`).toBeDefined();
+          expect(pet?.categoryId).toBe(input.categoryId);
+          if (input.status === undefined)
+            expect(pet === undefined ? true : 'status' in pet).toBe(false);
+          else expect(pet?.status).toBe(input.status);
+        }
+
+        const sold = (await listAllAfter(storage, marker.id, 'sold')).filter((p) =>
+          p.name.endsWith(tag),
+        );
+        expect(sold).toHaveLength(500);
+      });
+
+      it('returns 0 for an empty batch', async () => {
+        await expect(storage.pets.insertMany([])).resolves.toBe(0);
+      });
+    });
+
+    describe('IdempotencyStore', () => {
+      const options = (now: number) => ({ now, retentionMs: RETENTION_MS, lockMs: LOCK_MS });
+
+      it('claims a fresh key', async () => {
+        await expect(
+          storage.idempotency.claim(newScope(), 'fp-1', options(Date.now())),
+        ).resolves.toEqual({ kind: 'claimed' });
+      });
+
+      it('replays the pet created under a claim when the same fingerprint comes again', async () => {
+        const scope = newScope();
+        const now = Date.now();
+        await storage.idempotency.claim(scope, 'fp-1', options(now));
+        const pet = await storage.pets.create(
+          { name: uniqueName('Idem'), categoryId: 9n },
+          { ...scope, fingerprint: 'fp-1' },
+        );
+        await expect(
+          storage.idempotency.claim(scope, 'fp-1', options(now + 1000)),
+        ).resolves.toEqual({
+          kind: 'replay',
+          petId: pet.id,
+        });
+        await expect(storage.pets.get(BigInt(pet.id))).resolves.toEqual(pet);
+      });
+
+      it('reports a mismatch for another fingerprint after completion', async () => {
+        const scope = newScope();
+        const now = Date.now();
+        await storage.idempotency.claim(scope, 'fp-1', options(now));
+        await storage.pets.create(
+          { name: uniqueName('Idem'), categoryId: 9n },
+          { ...scope, fingerprint: 'fp-1' },
+        );
+        await expect(
+          storage.idempotency.claim(scope, 'fp-2', options(now + 1000)),
+        ).resolves.toEqual({
+          kind: 'mismatch',
+        });
+      });
+
+      it('reports in_progress for a second claim before completion, whatever the fingerprint', async () => {
+        const scope = newScope();
+        const now = Date.now();
+        await storage.idempotency.claim(scope, 'fp-1', options(now));
+        await expect(storage.idempotency.claim(scope, 'fp-1', options(now + 1))).resolves.toEqual({
+          kind: 'in_progress',
+        });
+        await expect(storage.idempotency.claim(scope, 'fp-2', options(now + 2))).resolves.toEqual({
+          kind: 'in_progress',
+        });
+        await expect(
+          storage.idempotency.claim(scope, 'fp-1', options(now + LOCK_MS - 1)),
+        ).resolves.toEqual({ kind: 'in_progress' });
+      });
+
+      it('keeps keys of different API keys apart', async () => {
+        const scope = newScope();
+        const other: IdempotencyScope = { apiKeyId: `key_${randomUUID()}`, key: scope.key };
+        const now = Date.now();
+        await expect(storage.idempotency.claim(scope, 'fp-1', options(now))).resolves.toEqual({
+          kind: 'claimed',
+        });
+        await expect(storage.idempotency.claim(other, 'fp-1', options(now))).resolves.toEqual({
+          kind: 'claimed',
+        });
+      });
+
+      it('lets a completed key be claimed again once retentionMs has passed', async () => {
+        const scope = newScope();
+        const now = Date.now();
+        await storage.idempotency.claim(scope, 'fp-1', options(now));
+        const pet = await storage.pets.create(
+          { name: uniqueName('Idem'), categoryId: 9n },
+          { ...scope, fingerprint: 'fp-1' },
+        );
+        await expect(
+          storage.idempotency.claim(scope, 'fp-1', options(now + RETENTION_MS - 1)),
+        ).resolves.toEqual({ kind: 'replay', petId: pet.id });
+        await expect(
+          storage.idempotency.claim(scope, 'fp-2', options(now + RETENTION_MS + 1)),
+        ).resolves.toEqual({ kind: 'claimed' });
+        // The new claim is a fresh, uncompleted one.
+        await expect(
+          storage.idempotency.claim(scope, 'fp-2', options(now + RETENTION_MS + 2)),
+        ).resolves.toEqual({ kind: 'in_progress' });
+      });
+
+      it('lets an abandoned claim (not completed within lockMs) be claimed again', async () => {
+        const scope = newScope();
+        const now = Date.now();
+        await storage.idempotency.claim(scope, 'fp-1', options(now));
+        await expect(
+          storage.idempotency.claim(scope, 'fp-2', options(now + LOCK_MS + 1)),
+        ).resolves.toEqual({ kind: 'claimed' });
+        const pet = await storage.pets.create(
+          { name: uniqueName('Idem'), categoryId: 9n },
+          { ...scope, fingerprint: 'fp-2' },
+        );
+        await expect(
+          storage.idempotency.claim(scope, 'fp-2', options(now + LOCK_MS + 2)),
+        ).resolves.toEqual({ kind: 'replay', petId: pet.id });
+      });
+
+      it('does not treat a completed claim as abandoned after lockMs', async () => {
+        const scope = newScope();
+        const now = Date.now();
+        await storage.idempotency.claim(scope, 'fp-1', options(now));
+        const pet = await storage.pets.create(
+          { name: uniqueName('Idem'), categoryId: 9n },
+          { ...scope, fingerprint: 'fp-1' },
+        );
+        await expect(
+          storage.idempotency.claim(scope, 'fp-1', options(now + LOCK_MS * 10)),
+        ).resolves.toEqual({ kind: 'replay', petId: pet.id });
+      });
+
+      it('makes the key claimable again after release()', async () => {
+        const scope = newScope();
+        const now = Date.now();
+        await storage.idempotency.claim(scope, 'fp-1', options(now));
+        await storage.idempotency.release({ ...scope, fingerprint: 'fp-1' });
+        await expect(storage.idempotency.claim(scope, 'fp-2', options(now + 1))).resolves.toEqual({
+          kind: 'claimed',
+        });
+      });
+
+      it('does not release a claim held for another body', async () => {
+        const scope = newScope();
+        const now = Date.now();
+        await storage.idempotency.claim(scope, 'fp-1', options(now));
+        await storage.idempotency.release({ ...scope, fingerprint: 'fp-2' });
+        await expect(storage.idempotency.claim(scope, 'fp-1', options(now + 1))).resolves.toEqual({
+          kind: 'in_progress',
+        });
+      });
+
+      it('ignores release() after completion: the key still replays', async () => {
+        const scope = newScope();
+        const now = Date.now();
+        await storage.idempotency.claim(scope, 'fp-1', options(now));
+        const pet = await storage.pets.create(
+          { name: uniqueName('Idem'), categoryId: 9n },
+          { ...scope, fingerprint: 'fp-1' },
+        );
+        await storage.idempotency.release({ ...scope, fingerprint: 'fp-1' });
+        await expect(storage.idempotency.claim(scope, 'fp-1', options(now + 1))).resolves.toEqual({
+          kind: 'replay',
+          petId: pet.id,
+        });
+      });
+
+      it('resolves release() of a key that was never claimed', async () => {
+        await expect(
+          storage.idempotency.release({ ...newScope(), fingerprint: 'fp-1' }),
+        ).resolves.toBeUndefined();
+      });
+
+      it('refuses completion by a stalled claimant after another body took the key over', async () => {
+        const scope = newScope();
+        const now = Date.now();
+        await storage.idempotency.claim(scope, 'fp-1', options(now));
+        await expect(
+          storage.idempotency.claim(scope, 'fp-2', options(now + LOCK_MS + 1)),
+        ).resolves.toEqual({ kind: 'claimed' });
+        const stalledName = uniqueName('Stalled');
+        await expect(
+          storage.pets.create(
+            { name: stalledName, categoryId: 1n },
+            { ...scope, fingerprint: 'fp-1' },
+          ),
+        ).rejects.toThrow();
+        const pet = await storage.pets.create(
+          { name: uniqueName('Taker'), categoryId: 1n },
+          { ...scope, fingerprint: 'fp-2' },
+        );
+        await expect(
+          storage.idempotency.claim(scope, 'fp-2', options(now + LOCK_MS + 2)),
+        ).resolves.toEqual({ kind: 'replay', petId: pet.id });
+        const after = await listAllAfter(storage, 0);
+        expect(after.filter((p) => p.name === stalledName)).toEqual([]);
+      });
+
+      it('inserts nothing from a batch that fails partway', async () => {
+        const marker = await storage.pets.create({
+          name: uniqueName('Before batch'),
+          categoryId: 1n,
+        });
+        const tag = uniqueName('Batch');
+        const batch = Array.from({ length: 1_000 }, (_, i) => ({
+          name: `${tag} ${i}`,
+          categoryId: i === 700 ? 0n : 1n,
+        }));
+        await expect(storage.pets.insertMany(batch)).rejects.toThrow();
+        const after = await listAllAfter(storage, marker.id);
+        expect(after.filter((p) => p.name.startsWith(tag))).toEqual([]);
+      });
+
+      it('rejects create() with a scope that was never claimed and inserts no pet', async () => {
+        const marker = await storage.pets.create({ name: uniqueName('Marker'), categoryId: 1n });
+        const name = uniqueName('Orphan');
+        await expect(
+          storage.pets.create({ name, categoryId: 1n }, { ...newScope(), fingerprint: 'fp-1' }),
+        ).rejects.toThrow();
+        const after = await listAllAfter(storage, marker.id);
+        expect(after.filter((p) => p.name === name)).toEqual([]);
+      });
+
+      it('rejects create() with a scope that is already completed and inserts no second pet', async () => {
+        const scope = newScope();
+        await storage.idempotency.claim(scope, 'fp-1', options(Date.now()));
+        const first = await storage.pets.create(
+          { name: uniqueName('First'), categoryId: 1n },
+          { ...scope, fingerprint: 'fp-1' },
+        );
+        const name = uniqueName('Second');
+        await expect(
+          storage.pets.create({ name, categoryId: 1n }, { ...scope, fingerprint: 'fp-1' }),
+        ).rejects.toThrow();
+        const after = await listAllAfter(storage, first.id);
+        expect(after.filter((p) => p.name === name)).toEqual([]);
+      });
+
+      it('gives exactly one claimed among 20 concurrent claims of the same fresh key', async () => {
+        const scope = newScope();
+        const now = Date.now();
+        const results = await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            storage.idempotency.claim(scope, `fp-${i % 3}`, options(now)),
+          ),
+        );
+        expect(results.filter((r) => r.kind === 'claimed')).toHaveLength(1);
+        expect(results.filter((r) => r.kind === 'in_progress')).toHaveLength(19);
+      });
+    });
+
+    describe('ApiKeyStore', () => {
+      it('round-trips a record through insert, findByHash and findById without inventing fields', async () => {
+        const input = newKeyRecord();
+        const inserted = await storage.apiKeys.insert(input);
+        expect(inserted).toEqual(input);
+        for (const found of [
+          await storage.apiKeys.findByHash(input.hash),
+          await storage.apiKeys.findById(input.id),
+        ]) {
+          expect(found).toEqual(input);
+          if (found === undefined) continue;
+          expect(Object.keys(found).sort()).toEqual(Object.keys(input).sort());
+          expect('revokedAt' in found).toBe(false);
+          expect('lastUsedAt' in found).toBe(false);
+          expect('bannedUntil' in found).toBe(false);
+          expect('customLimits' in found).toBe(false);
+          expect(typeof found.createdAt).toBe('number');
+        }
+      });
+
+      it('returns undefined for an unknown hash or id', async () => {
+        await expect(
+          storage.apiKeys.findByHash(randomBytes(32).toString('hex')),
+        ).resolves.toBeUndefined();
+        await expect(storage.apiKeys.findById(`key_${randomUUID()}`)).resolves.toBeUndefined();
+      });
+
+      it('round-trips the custom limits of an enterprise key', async () => {
+        const input = newKeyRecord({
+          plan: 'enterprise',
+          customLimits: { perMinute: 12_345, perDay: 9_876_543_210 },
+        });
+        await storage.apiKeys.insert(input);
+        const found = await storage.apiKeys.findById(input.id);
+        expect(found).toEqual(input);
+        expect(found?.customLimits).toEqual({ perMinute: 12_345, perDay: 9_876_543_210 });
+        await expect(storage.apiKeys.findByHash(input.hash)).resolves.toEqual(input);
+      });
+
+      it('lists keys oldest first, including the ones just inserted', async () => {
+        const base = Date.now();
+        const newer = newKeyRecord({ createdAt: base + 1000 });
+        const older = newKeyRecord({ createdAt: base });
+        await storage.apiKeys.insert(newer);
+        await storage.apiKeys.insert(older);
+        const list = await storage.apiKeys.list();
+        const olderIndex = list.findIndex((k) => k.id === older.id);
+        const newerIndex = list.findIndex((k) => k.id === newer.id);
+        expect(olderIndex).toBeGreaterThanOrEqual(0);
+        expect(newerIndex).toBeGreaterThan(olderIndex);
+        expect(list[olderIndex]).toEqual(older);
+        expect(list[newerIndex]).toEqual(newer);
+        for (let i = 1; i < list.length; i++) {
+          expect(list[i]?.createdAt).toBeGreaterThanOrEqual(list[i - 1]?.createdAt ?? Infinity);
+        }
+      });
+
+      it('counts one more key per insert', async () => {
+        const before = await storage.apiKeys.count();
+        expect(Number.isInteger(before)).toBe(true);
+        await storage.apiKeys.insert(newKeyRecord());
+        await expect(storage.apiKeys.count()).resolves.toBe(before + 1);
+        await storage.apiKeys.insert(newKeyRecord());
+        await expect(storage.apiKeys.count()).resolves.toBe(before + 2);
+      });
+
+      it('revokes a key: returns true and sets revokedAt', async () => {
+        const input = newKeyRecord();
+        await storage.apiKeys.insert(input);
+        const at = input.createdAt + 5000;
+        await expect(storage.apiKeys.revoke(input.id, at)).resolves.toBe(true);
+        const found = await storage.apiKeys.findById(input.id);
+        expect(found?.revokedAt).toBe(at);
+        await expect(storage.apiKeys.findByHash(input.hash)).resolves.toEqual({
+          ...input,
+          revokedAt: at,
+        });
+      });
+
+      it('keeps the first revokedAt when a key is revoked twice', async () => {
+        const input = newKeyRecord();
+        await storage.apiKeys.insert(input);
+        const first = input.createdAt + 5000;
+        await storage.apiKeys.revoke(input.id, first);
+        await expect(storage.apiKeys.revoke(input.id, first + 60_000)).resolves.toBe(true);
+        const found = await storage.apiKeys.findById(input.id);
+        expect(found?.revokedAt).toBe(first);
+      });
+
+      it('returns false when revoking an unknown id', async () => {
+        await expect(storage.apiKeys.revoke(`key_${randomUUID()}`, Date.now())).resolves.toBe(
+          false,
+        );
+      });
+
+      it('sets lastUsedAt on touch, and later touches move it', async () => {
+        const input = newKeyRecord();
+        await storage.apiKeys.insert(input);
+        const at = input.createdAt + 1234;
+        await storage.apiKeys.touch(input.id, at);
+        await expect(storage.apiKeys.findById(input.id)).resolves.toEqual({
+          ...input,
+          lastUsedAt: at,
+        });
+        await storage.apiKeys.touch(input.id, at + 1);
+        const found = await storage.apiKeys.findById(input.id);
+        expect(found?.lastUsedAt).toBe(at + 1);
+      });
+
+      it('resolves touch of an unknown id without creating a key', async () => {
+        const id = `key_${randomUUID()}`;
+        await expect(storage.apiKeys.touch(id, Date.now())).resolves.toBeUndefined();
+        await expect(storage.apiKeys.findById(id)).resolves.toBeUndefined();
+      });
+
+      it('sets and clears bannedUntil, returning true for a known key', async () => {
+        const input = newKeyRecord();
+        await storage.apiKeys.insert(input);
+        const until = input.createdAt + 900_000;
+        await expect(storage.apiKeys.setBannedUntil(input.id, until)).resolves.toBe(true);
+        const banned = await storage.apiKeys.findById(input.id);
+        expect(banned?.bannedUntil).toBe(until);
+        await expect(storage.apiKeys.setBannedUntil(input.id, undefined)).resolves.toBe(true);
+        const lifted = await storage.apiKeys.findById(input.id);
+        expect(lifted).toEqual(input);
+        expect(lifted === undefined ? true : 'bannedUntil' in lifted).toBe(false);
+      });
+
+      it('returns false from setBannedUntil for an unknown id', async () => {
+        const id = `key_${randomUUID()}`;
+        await expect(storage.apiKeys.setBannedUntil(id, Date.now() + 1000)).resolves.toBe(false);
+        await expect(storage.apiKeys.setBannedUntil(id, undefined)).resolves.toBe(false);
+      });
+    });
+
+    describe('Storage lifecycle', () => {
+      it('resolves ping()', async () => {
+        await expect(storage.ping()).resolves.toBeUndefined();
+      });
+
+      it('names its backend', () => {
+        expect(['sqlite', 'postgres']).toContain(storage.backend);
+      });
+
+      it('does not throw when closed twice', async () => {
+        await storage.close();
+        await expect(storage.close()).resolves.toBeUndefined();
+      });
+    });
+  });
+}
