@@ -65,6 +65,13 @@ describe('around the operations', () => {
     expect(res.text).toContain('swagger');
   });
 
+  it('limits request headers to 10 s and whole requests to 30 s, and keeps connections alive', () => {
+    const { server: http } = server().app;
+    expect(http.headersTimeout).toBe(10_000);
+    expect(http.requestTimeout).toBe(30_000);
+    expect(http.keepAliveTimeout).toBe(72_000);
+  });
+
   it('hides internals behind a 500 internal_error when storage fails', async () => {
     const local = await startServer();
     try {
