@@ -1,89 +1,157 @@
 import { type Config, ConfigError, loadConfigFromProcess } from '../config/config.js';
 import type { Storage } from '../domain/ports.js';
 import { createStorage } from '../storage/create-storage.js';
-import { type Command, type Output, UsageError } from './cli-context.js';
-import { migrate, seed } from './commands/data.js';
-import { keysCreate, keysList, keysRevoke, keysUnban } from './commands/keys.js';
+import { type Command, CommandError, type Output, type Run, UsageError } from './command.js';
+import { keysCreate } from './commands/keys-create.js';
+import { keysList } from './commands/keys-list.js';
+import { keysRevoke } from './commands/keys-revoke.js';
+import { keysUnban } from './commands/keys-unban.js';
+import { migrate } from './commands/migrate.js';
+import { seed } from './commands/seed.js';
+
+export interface CliIo {
+  stdout: Output;
+  stderr: Output;
+  /** Tests pass one; the binary leaves it out and the environment is read, as the server does. */
+  config?: Config;
+}
 
 const COMMANDS: readonly Command[] = [keysCreate, keysList, keysRevoke, keysUnban, seed, migrate];
+const HELP_FLAGS = new Set(['--help', '-h']);
 
-function help(): string {
-  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+function overview(commands: readonly Command[]): string {
+  const width = Math.max(...commands.map((c) => c.name.length));
   return [
-    'petstore: manage API keys and data of the Pet Adoption Service',
+    'petstore: API keys and data of the Pet Adoption Service',
     '',
-    'Usage: petstore <command> [options]   (petstore <command> --help for its options)',
+    'Usage: petstore <command> [options]',
     '',
-    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    'Commands:',
+    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
-    'Uses the same DATABASE_URL (and PETSTORE_ENV) as the server.',
+    'Run petstore <command> --help for the options of one command.',
+    '(Through npx, which keeps a leading --help for itself: npx --no petstore help.)',
+    'Uses the same DATABASE_URL and PETSTORE_ENV as the server (default sqlite:./data/petstore.db).',
     '',
   ].join('\n');
 }
 
-function find(argv: string[]): { command: Command; args: string[] } | undefined {
+function find(words: readonly string[]): { command: Command; args: string[] } | undefined {
   for (const command of COMMANDS) {
-    const words = command.name.split(' ');
-    if (words.every((word, i) => argv[i] === word))
-      return { command, args: argv.slice(words.length) };
+    const name = command.name.split(' ');
+    if (name.every((word, i) => words[i] === word)) {
+      return { command, args: words.slice(name.length) };
+    }
   }
   return undefined;
 }
 
-/** Runs one command and returns its exit status; never throws. */
-export async function runCli(
-  argv: string[],
-  io: { stdout: Output; stderr: Output; config?: Config },
-): Promise<number> {
-  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
-    io.stdout.write(help());
-    return argv.length === 0 ? 1 : 0;
+/** Commands sharing a first word, e.g. every "keys ..." command for `petstore keys`. */
+function group(word: string | undefined): Command[] {
+  return COMMANDS.filter((c) => c.name.split(' ')[0] === word && c.name.includes(' '));
+}
+
+/** --help anywhere before a `--` asks for help, even beside arguments that would not parse. */
+function asksForHelp(args: readonly string[]): boolean {
+  const end = args.indexOf('--');
+  return (end === -1 ? args : args.slice(0, end)).some((arg) => HELP_FLAGS.has(arg));
+}
+
+function errorMessage(error: unknown, config: Config | undefined): string {
+  const verbose = config?.logLevel === 'debug' || config?.logLevel === 'trace';
+  if (verbose && error instanceof Error && error.stack !== undefined) return error.stack;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** `petstore keys` alone shows the keys commands on request, and otherwise says what is missing. */
+function unknownCommand(words: readonly string[], helpAsked: boolean, io: CliIo): number {
+  const [first = '', second] = words;
+  const commands = group(first);
+  let problem: string;
+  if (commands.length > 0) {
+    if (helpAsked || asksForHelp(words.slice(1))) {
+      io.stdout.write(overview(commands));
+      return 0;
+    }
+    problem =
+      second === undefined || second.startsWith('-')
+        ? `${first} needs a subcommand: ${commands.map((c) => c.name.split(' ')[1]).join(', ')}`
+        : `unknown command ${JSON.stringify(`${first} ${second}`)}`;
+  } else {
+    problem = first.startsWith('-')
+      ? `unknown option ${first}`
+      : `unknown command ${JSON.stringify(first)}`;
   }
-  const found = find(argv);
-  if (found === undefined) {
-    io.stderr.write(`petstore: unknown command "${argv.join(' ')}"; see petstore --help\n`);
+  io.stderr.write(`petstore: ${problem}; see petstore --help\n`);
+  return 1;
+}
+
+/**
+ * Runs one petstore command and resolves with its exit status. It never throws, and it always
+ * closes the storage it opened, so the binary only has to hand over argv and streams.
+ */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  const { stdout, stderr } = io;
+  const [first] = argv;
+
+  if (first === undefined) {
+    stderr.write(overview(COMMANDS));
     return 1;
   }
-  const { command, args } = found;
-  if (args.includes('--help') || args.includes('-h')) {
-    io.stdout.write(`${command.summary}\n\nUsage: ${command.usage}\n`);
+  if (HELP_FLAGS.has(first) || (first === 'help' && argv.length === 1)) {
+    stdout.write(overview(COMMANDS));
     return 0;
   }
-  let storage: Storage | undefined;
-  let config: Config | undefined = io.config;
+  // `petstore help keys create` is another way to write `petstore keys create --help`.
+  const helpTopic = first === 'help' ? argv.slice(1) : undefined;
+  const words = helpTopic ?? argv;
+  const found = find(words);
+  if (found === undefined) return unknownCommand(words, helpTopic !== undefined, io);
+
+  const { command, args } = found;
+  if (helpTopic !== undefined || asksForHelp(args)) {
+    stdout.write(`${command.summary}\n\n${command.help}\n`);
+    return 0;
+  }
+
+  let run: Run;
   try {
-    config ??= loadConfigFromProcess();
-    const opened = config.database;
-    return await command.run(args, {
-      config,
-      stdout: io.stdout,
-      stderr: io.stderr,
-      storage: async () =>
-        (storage ??= await createStorage(opened, { migrate: command !== migrate })),
-    });
+    run = command.prepare(args);
   } catch (error) {
-    if (error instanceof UsageError || error instanceof ConfigError) {
-      io.stderr.write(
-        `petstore ${command.name}: ${error.message}; see petstore ${command.name} --help\n`,
-      );
-    } else if (
-      error instanceof TypeError &&
-      'code' in error &&
-      String(error.code).startsWith('ERR_PARSE_ARGS')
-    ) {
-      // node:util parseArgs: unknown option, missing value, unexpected argument.
-      io.stderr.write(
+    if (error instanceof UsageError) {
+      stderr.write(
         `petstore ${command.name}: ${error.message}; see petstore ${command.name} --help\n`,
       );
     } else {
-      const detail =
-        config?.logLevel === 'debug' && error instanceof Error
-          ? error.stack
-          : String(error instanceof Error ? error.message : error);
-      io.stderr.write(`petstore ${command.name}: failed: ${detail}\n`);
+      stderr.write(`petstore ${command.name}: failed: ${errorMessage(error, io.config)}\n`);
     }
     return 1;
-  } finally {
-    await storage?.close();
   }
+
+  let config = io.config;
+  let storage: Storage | undefined;
+  let status = 0;
+  try {
+    config ??= loadConfigFromProcess();
+    storage = await createStorage(config.database, { migrate: command.migrateOnOpen });
+    await run({ config, storage, stdout, stderr });
+  } catch (error) {
+    status = 1;
+    if (error instanceof ConfigError) {
+      stderr.write(`petstore: ${error.message}\n`);
+    } else if (error instanceof CommandError || error instanceof UsageError) {
+      stderr.write(`petstore ${command.name}: ${error.message}\n`);
+    } else {
+      stderr.write(`petstore ${command.name}: failed: ${errorMessage(error, config)}\n`);
+    }
+  }
+  try {
+    await storage?.close();
+  } catch (error) {
+    stderr.write(
+      `petstore ${command.name}: closing the database failed: ${errorMessage(error, config)}\n`,
+    );
+    status = 1;
+  }
+  return status;
 }

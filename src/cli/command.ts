@@ -1,0 +1,116 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { Config } from '../config/config.js';
+import type { Storage } from '../domain/ports.js';
+
+/** The part of a stream the CLI needs; process.stdout fits, and so does a string collector in tests. */
+export interface Output {
+  write(text: string): unknown;
+}
+
+export interface CommandContext {
+  readonly config: Config;
+  readonly storage: Storage;
+  /** Only what a script may want to capture: a new key, the key list, help. */
+  readonly stdout: Output;
+  /** Everything meant for the person at the terminal. */
+  readonly stderr: Output;
+}
+
+export type Run = (context: CommandContext) => Promise<void>;
+
+export interface Command {
+  /** The words that select it, e.g. "keys create". */
+  readonly name: string;
+  readonly summary: string;
+  /** Usage line(s) and option descriptions, printed by --help. */
+  readonly help: string;
+  /** `migrate` opens the database as it is, so that it can apply and report the migrations itself. */
+  readonly migrateOnOpen: boolean;
+  /**
+   * Checks the arguments and returns the work to do. It runs before the configuration is read and
+   * the database opened, so a typo costs nothing and never touches data.
+   */
+  prepare(args: string[]): Run;
+}
+
+/** The command was called wrongly: one line naming the problem, a pointer to --help, exit 1. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** The command was called correctly but cannot do its job (e.g. no such key): one line, exit 1. */
+export class CommandError extends Error {
+  override name = 'CommandError';
+}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+function errorCode(error: unknown): string | undefined {
+  if (!(error instanceof Error) || !('code' in error)) return undefined;
+  return typeof error.code === 'string' ? error.code : undefined;
+}
+
+/**
+ * Node's parseArgs messages are written for programmers and some span three lines; a user of the CLI
+ * gets one short line naming the option.
+ */
+function reword(error: Error & { code: string }): UsageError {
+  const option = /'(-[^' ,]*)/.exec(error.message)?.[1] ?? '';
+  const firstLine = error.message.split('\n')[0] ?? error.message;
+  switch (error.code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      return new UsageError(`unknown option ${option}`);
+    case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL': {
+      const argument = /argument '(.*)'/.exec(firstLine)?.[1] ?? '';
+      return new UsageError(`unexpected argument ${JSON.stringify(argument)}`);
+    }
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      if (firstLine.includes('ambiguous')) {
+        return new UsageError(
+          `${option} needs a value (write ${option}=VALUE for a value that starts with "-")`,
+        );
+      }
+      if (firstLine.includes('does not take an argument')) {
+        return new UsageError(`${option} takes no value`);
+      }
+      return new UsageError(`${option} needs a value`);
+    default:
+      return new UsageError(firstLine);
+  }
+}
+
+/** node:util parseArgs in strict mode, with its errors turned into UsageErrors. */
+export function parseCommandArgs<T extends Options>(
+  args: string[],
+  options: T,
+  allowPositionals = false,
+) {
+  try {
+    return parseArgs({ args, options, strict: true, allowPositionals });
+  } catch (error) {
+    const code = errorCode(error);
+    if (error instanceof Error && code?.startsWith('ERR_PARSE_ARGS') === true) {
+      throw reword(Object.assign(error, { code }));
+    }
+    throw error;
+  }
+}
+
+/** A whole number in 1..max written in plain digits; "1e3", "1.0" and "-1" are refused. */
+export function positiveInteger(option: string, value: string, max: number): number {
+  const n = /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!(n >= 1 && n <= max)) {
+    throw new UsageError(
+      `${option} must be a whole number from 1 to ${max.toLocaleString('en-US')} (got ${JSON.stringify(value)})`,
+    );
+  }
+  return n;
+}
+
+/** Where a command acts, for operators who run it against the wrong file; never shows a password. */
+export function describeDatabase(database: Config['database']): string {
+  if (database.kind === 'sqlite') return `SQLite database ${database.path}`;
+  const url = new URL(database.url);
+  if (url.password !== '') url.password = '***';
+  return `PostgreSQL database ${url.toString()}`;
+}

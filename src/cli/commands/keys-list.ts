@@ -1,0 +1,63 @@
+import type { ApiKeyRecord } from '../../domain/api-keys/api-key.js';
+import { systemClock } from '../../domain/clock.js';
+import { type Command, parseCommandArgs } from '../command.js';
+import { apiKeyService, describePlan } from './api-keys.js';
+
+function iso(epochMs: number): string {
+  return new Date(epochMs).toISOString();
+}
+
+function state(record: ApiKeyRecord, now: number): string {
+  if (record.revokedAt !== undefined) return `revoked ${iso(record.revokedAt)}`;
+  if (record.bannedUntil !== undefined && record.bannedUntil > now) {
+    return `banned until ${iso(record.bannedUntil)}`;
+  }
+  return 'active';
+}
+
+function columns(record: ApiKeyRecord, now: number): string[] {
+  return [
+    record.id,
+    // Quoted so an empty label or one with spaces still reads as one column.
+    JSON.stringify(record.label),
+    describePlan(record),
+    `${record.displayPrefix}…`,
+    state(record, now),
+    `created ${iso(record.createdAt)}`,
+    record.lastUsedAt === undefined ? 'never used' : `last used ${iso(record.lastUsedAt)}`,
+  ];
+}
+
+export const keysList: Command = {
+  name: 'keys list',
+  summary: 'list the keys: id, label, plan, display prefix, state (never the key itself)',
+  help: [
+    'Usage: petstore keys list',
+    '',
+    'One line per key, oldest first:',
+    '  id  "label"  plan and limits  display prefix…  state  created  last used',
+    'where state is active, revoked <time> or banned until <time>. Times are UTC, ISO 8601.',
+  ].join('\n'),
+  migrateOnOpen: true,
+  prepare(args) {
+    parseCommandArgs(args, {});
+    return async (context) => {
+      const records = await apiKeyService(context).list();
+      if (records.length === 0) {
+        context.stderr.write(
+          'No API keys yet; create one with: petstore keys create --plan free\n',
+        );
+        return;
+      }
+      const now = systemClock.now();
+      const rows = records.map((record) => columns(record, now));
+      const widths = rows[0]?.map((_, i) => Math.max(...rows.map((row) => row[i]?.length ?? 0)));
+      for (const row of rows) {
+        const padded = row.map((cell, i) =>
+          i === row.length - 1 ? cell : cell.padEnd(widths?.[i] ?? 0),
+        );
+        context.stdout.write(`${padded.join('  ')}\n`);
+      }
+    };
+  },
+};

@@ -1,0 +1,100 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { KEY_PATTERN, lines } from './cli-harness.js';
+
+const REPO_ROOT = new URL('../../', import.meta.url).pathname;
+const BIN = 'dist/cli/main.js';
+const dirs: string[] = [];
+
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function tempDatabaseUrl(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-cli-'));
+  dirs.push(dir);
+  return `sqlite:${join(dir, 'petstore.db')}`;
+}
+
+/** Runs a command as a user would, with only the environment a shell would pass. */
+function run(command: string, args: string[], databaseUrl: string) {
+  const result = spawnSync(command, args, {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATABASE_URL: databaseUrl },
+    encoding: 'utf8',
+    timeout: 15_000,
+  });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+function petstore(databaseUrl: string, ...args: string[]) {
+  return run('node', [BIN, ...args], databaseUrl);
+}
+
+describe('the petstore binary, run as a user runs it', () => {
+  beforeAll(() => {
+    if (!existsSync(join(REPO_ROOT, BIN))) {
+      throw new Error(`${BIN} is missing: build first (npm run build)`);
+    }
+  });
+
+  it('creates a key, lists it without the key, and revokes it', () => {
+    const db = tempDatabaseUrl();
+
+    const created = petstore(db, 'keys', 'create', '--plan', 'pro', '--name', 'e2e');
+
+    expect(created.code).toBe(0);
+    expect(lines(created.stdout)).toHaveLength(1);
+    const key = lines(created.stdout).at(-1) ?? '';
+    expect(key).toMatch(KEY_PATTERN);
+    const id = /key_[0-9A-Za-z]+/.exec(created.stderr)?.[0] ?? 'no id on stderr';
+
+    const listed = petstore(db, 'keys', 'list');
+
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain(id);
+    expect(listed.stdout).toContain(`${key.slice(0, 12)}…`);
+    expect(listed.stdout).not.toContain(key);
+    expect(listed.stdout).toContain('"e2e"');
+
+    const revoked = petstore(db, 'keys', 'revoke', id);
+
+    expect(revoked.code).toBe(0);
+    expect(revoked.stderr).toContain('within 5 seconds');
+    expect(petstore(db, 'keys', 'list').stdout).toMatch(/revoked \d{4}-/);
+  });
+
+  it('exits 1 with one line naming the problem for a bad argument', () => {
+    const result = petstore(tempDatabaseUrl(), 'keys', 'create', '--plan', 'gold');
+
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(lines(result.stderr)).toEqual([
+      'petstore keys create: --plan must be one of free, pro, business, enterprise (got "gold"); see petstore keys create --help',
+    ]);
+  });
+
+  it('exits 1 naming DATABASE_URL when it is not a database the service knows', () => {
+    const result = petstore('mysql://localhost/pets', 'keys', 'list');
+
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('DATABASE_URL must be');
+  });
+
+  it('works as npx --no petstore from the clone', () => {
+    const db = tempDatabaseUrl();
+
+    const created = run('npx', ['--no', 'petstore', 'keys', 'create', '--plan', 'free'], db);
+    // npx keeps a leading --help for itself, so the help command is the way to ask through npx.
+    const help = run('npx', ['--no', 'petstore', 'help'], db);
+
+    expect(created.code).toBe(0);
+    expect(lines(created.stdout)).toHaveLength(1);
+    expect(lines(created.stdout)[0]).toMatch(KEY_PATTERN);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('Usage: petstore <command> [options]');
+  });
+});

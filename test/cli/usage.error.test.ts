@@ -1,0 +1,100 @@
+import { existsSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { createKey, lines, petstore, useTempDatabases } from './cli-harness.js';
+
+const tempDatabase = useTempDatabases();
+
+describe('petstore called wrongly', () => {
+  it.each([
+    [['fly'], 'petstore: unknown command "fly"; see petstore --help'],
+    [['--version'], 'petstore: unknown option --version; see petstore --help'],
+    [['keys'], 'petstore: keys needs a subcommand: create, list, revoke, unban'],
+    [['keys', 'rotate'], 'petstore: unknown command "keys rotate"'],
+    [['help', 'fly'], 'unknown command "fly"'],
+    [['keys', 'create'], '--plan is required: one of free, pro, business, enterprise'],
+    [
+      ['keys', 'create', '--plan', 'gold'],
+      '--plan must be one of free, pro, business, enterprise (got "gold")',
+    ],
+    [['keys', 'create', '--plan', 'free', '--colour', 'red'], 'unknown option --colour'],
+    [['keys', 'create', '--plan'], '--plan needs a value'],
+    [['keys', 'create', '--plan', '--name', 'x'], '--plan needs a value (write --plan=VALUE'],
+    [['keys', 'create', '--plan', 'free', 'extra'], 'unexpected argument "extra"'],
+    [
+      ['keys', 'create', '--plan', 'enterprise'],
+      '--plan enterprise needs both --per-minute N and --per-day N',
+    ],
+    [
+      ['keys', 'create', '--plan', 'enterprise', '--per-minute', '5'],
+      'needs both --per-minute N and --per-day N',
+    ],
+    [
+      ['keys', 'create', '--plan', 'free', '--per-minute', '5', '--per-day', '9'],
+      '--per-minute and --per-day are only for --plan enterprise',
+    ],
+    [['keys', 'create', '--plan', 'pro', '--per-day', '9'], 'only for --plan enterprise'],
+    [
+      ['keys', 'create', '--plan', 'enterprise', '--per-minute', '0', '--per-day', '9'],
+      '--per-minute must be a whole number from 1 to 1,000,000,000 (got "0")',
+    ],
+    [
+      ['keys', 'create', '--plan', 'enterprise', '--per-minute', '5', '--per-day', '1.5'],
+      '--per-day must be a whole number',
+    ],
+    [
+      ['keys', 'create', '--plan', 'enterprise', '--per-minute=-5', '--per-day', '9'],
+      '--per-minute must be a whole number',
+    ],
+    [['keys', 'list', 'all'], 'unexpected argument "all"'],
+    [['keys', 'list', '--all'], 'unknown option --all'],
+    [['keys', 'revoke'], 'a key id is required'],
+    [['keys', 'revoke', 'key_a', 'key_b'], 'one key id at a time'],
+    [['keys', 'unban'], 'a key id is required'],
+    [['keys', 'unban', '--force', 'key_a'], 'unknown option --force'],
+    [['seed'], '--count N is required'],
+    [['seed', '--count', 'ten'], '--count must be a whole number from 1 to 1,000,000 (got "ten")'],
+    [['seed', '--count', '0'], '--count must be a whole number'],
+    [['seed', '--count', '1e3'], '--count must be a whole number'],
+    [['seed', '--count', '1000001'], '--count must be a whole number'],
+    [['seed', '--count'], '--count needs a value'],
+    [['migrate', '--down'], 'unknown option --down'],
+    [['migrate', 'now'], 'unexpected argument "now"'],
+  ])('exits 1 with one line on stderr for %j', async (argv, message) => {
+    const result = await petstore(tempDatabase(), argv);
+
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(lines(result.stderr)).toHaveLength(1);
+    expect(result.stderr).toContain(message);
+    expect(result.stderr).toMatch(/; see petstore (\w+ )*--help\n$/);
+  });
+
+  it('names the command in the --help pointer of a command', async () => {
+    const result = await petstore(tempDatabase(), ['seed', '--count', 'ten']);
+
+    expect(result.stderr).toBe(
+      'petstore seed: --count must be a whole number from 1 to 1,000,000 (got "ten"); see petstore seed --help\n',
+    );
+  });
+
+  it('does not open or create the database when the arguments are wrong', async () => {
+    const db = tempDatabase();
+
+    await petstore(db, ['keys', 'create', '--plan', 'gold']);
+
+    expect(existsSync(db.slice('sqlite:'.length))).toBe(false);
+  });
+
+  it.each([['revoke'], ['unban']])('exits 1 when keys %s is given an unknown id', async (verb) => {
+    const db = tempDatabase();
+    await createKey(db);
+
+    const result = await petstore(db, ['keys', verb, 'key_missing']);
+
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe(
+      `petstore keys ${verb}: no API key has the id "key_missing" (see petstore keys list)\n`,
+    );
+  });
+});
