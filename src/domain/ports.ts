@@ -61,15 +61,22 @@ export interface ApiKeyStore {
   findById(id: string): Promise<ApiKeyRecord | undefined>;
   /** Oldest first. */
   list(): Promise<ApiKeyRecord[]>;
+  /** Hashes of the keys created at or after `createdFrom` (epoch ms), revoked ones included. */
+  hashesCreatedFrom(createdFrom: number): Promise<Array<{ hash: string; createdAt: number }>>;
   count(): Promise<number>;
   /** Returns false when no such key exists. Revoking twice keeps the first timestamp. */
   revoke(id: string, at: number): Promise<boolean>;
   touch(id: string, at: number): Promise<void>;
   /**
-   * Records (or, with undefined, lifts) a temporary ban. The rate limiter keeps the live ban; this
-   * copy lets `petstore keys unban` reach every instance through the key cache.
+   * Records a temporary ban. The rate-limit store keeps the live ban; this copy survives restarts
+   * and shows in `petstore keys list`. Returns false when no such key exists.
    */
-  setBannedUntil(id: string, until: number | undefined): Promise<boolean>;
+  setBannedUntil(id: string, until: number): Promise<boolean>;
+  /**
+   * Lifts a ban (`petstore keys unban`): clears `bannedUntil` and sets `banLiftedAt`, which every
+   * instance reads through its key cache to end live bans that started at or before it.
+   */
+  liftBan(id: string, at: number): Promise<boolean>;
 }
 
 /** Everything one database backend provides. */
@@ -81,6 +88,51 @@ export interface Storage {
   /** Applies pending migrations and says what it did, a line each; safe to call on every start. */
   migrate(): Promise<string[]>;
   /** Resolves when the database answers a trivial query. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** One fixed window of a limit, aligned to the Unix epoch and so to UTC minutes and days. */
+export interface LimitWindow {
+  /** Names the window in the `RateLimit` headers: `minute`, `day`, ... */
+  name: string;
+  limit: number;
+  lengthMs: number;
+}
+
+export interface ConsumeRequest {
+  /** Whose budget: `key:<id>` or `addr:<address>`. */
+  subject: string;
+  windows: readonly LimitWindow[];
+  now: number;
+  /** For keys: refusals past `after` in one window start a ban of `durationMs`. */
+  ban?: { after: number; durationMs: number };
+}
+
+export interface LiveBan {
+  startedAt: number;
+  until: number;
+}
+
+/** `used` holds, per window in request order, how many requests that window has counted. */
+export type ConsumeOutcome =
+  | { kind: 'allowed'; used: number[] }
+  /** Refused by the windows at these indexes; nothing was counted. */
+  | { kind: 'limited'; used: number[]; refused: number[] }
+  /** Refused by a ban; `started` is true for the request that began it. */
+  | { kind: 'banned'; used: number[]; ban: LiveBan; started: boolean };
+
+/**
+ * Counters and live bans. `consume` is atomic over all windows of a request: when any window is
+ * full, none is incremented (also across instances for shared stores).
+ */
+export interface RateLimitStore {
+  readonly backend: 'memory' | 'redis';
+  consume(request: ConsumeRequest): Promise<ConsumeOutcome>;
+  /** What each window has counted, counting nothing. */
+  peek(subject: string, windows: readonly LimitWindow[], now: number): Promise<number[]>;
+  /** Ends a live ban that started at or before `liftedAt`, and forgets refusals counted so far. */
+  lift(subject: string, liftedAt: number): Promise<void>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

@@ -5,11 +5,15 @@ import type { Config } from '../config/config.js';
 import { ApiKeyService } from '../domain/api-keys/api-key-service.js';
 import { type Clock, systemClock } from '../domain/clock.js';
 import { PetService } from '../domain/pets/pet-service.js';
-import type { Storage } from '../domain/ports.js';
+import type { RateLimitStore, Storage } from '../domain/ports.js';
+import { RateLimiter } from '../domain/rate-limits/rate-limiter.js';
+import { MemoryRateLimitStore } from '../storage/memory/memory-rate-limit-store.js';
 import { ErrorSchema } from './error.schema.js';
 import { handleError, HttpError } from './errors.js';
 import { BODY_LIMIT_BYTES, registerJsonBody } from './json-body.js';
+import { createMetrics, registerMetrics } from './plugins/metrics.js';
 import { registerDocs, registerOpenApi } from './plugins/openapi.js';
+import { limitByAddress, RATE_LIMIT_HEADER_NAMES } from './plugins/rate-limit.js';
 import { genRequestId, registerRequestId } from './plugins/request-id.js';
 import { registerHealth } from './routes/health.route.js';
 import { NewPetSchema, PetSchema, PetsSchema, PetStatusSchema } from './routes/pets/pet.schema.js';
@@ -19,6 +23,8 @@ import { createValidatorCompiler, type JsonSchema } from './validation.js';
 export interface AppDependencies {
   config: Config;
   storage: Storage;
+  /** Rate-limit counters and bans; absent means a fresh in-memory store owned by the app. */
+  rateLimits?: RateLimitStore;
   clock?: Clock;
   /** Log level and, for tests, where lines go; absent means no logging. */
   log?: { level: string; stream?: { write(line: string): void } };
@@ -80,16 +86,32 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         'Deprecation',
         'Sunset',
         'Idempotent-Replayed',
+        ...RATE_LIMIT_HEADER_NAMES,
       ],
     });
   }
 
+  const rateLimits = deps.rateLimits ?? new MemoryRateLimitStore(clock);
+  if (deps.rateLimits === undefined) app.addHook('onClose', () => rateLimits.close());
+  const limiter = new RateLimiter(rateLimits, clock, {
+    after: config.banAfter,
+    durationMs: config.banSeconds * 1000,
+  });
+  const metrics = createMetrics();
+  registerMetrics(app, metrics);
+
   await registerOpenApi(app, config);
   registerHealth(app, storage);
-  app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get(
+    '/v1/openapi.json',
+    { schema: { hide: true }, onRequest: limitByAddress(limiter, metrics) },
+    async () => app.swagger(),
+  );
   await app.register(v1Routes, {
     prefix: '/v1',
     apiKeys: new ApiKeyService(storage.apiKeys, clock, config.environment),
+    limiter,
+    metrics,
     pets: new PetService(storage.pets, storage.idempotency, clock),
     clock,
     publicBaseUrl: config.publicBaseUrl,

@@ -18,6 +18,8 @@ export const ERROR_STATUS = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   idempotency_key_reused: 422,
+  rate_limited: 429,
+  api_key_banned: 429,
   internal_error: 500,
   service_unavailable: 503,
 } as const satisfies Record<DomainErrorCode | string, number>;

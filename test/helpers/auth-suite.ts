@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { ApiKeyService } from '../../src/domain/api-keys/api-key-service.js';
 import { generateApiKey } from '../../src/domain/api-keys/key-format.js';
 import { call, type TestServer } from './test-server.js';
@@ -43,6 +43,12 @@ export function describeAuthSuite(server: () => TestServer, route: RouteUnderTes
   const invalid = 'Bearer realm="pets", error="invalid_token"';
 
   describe(`${route.method} ${route.path}: authentication`, () => {
+    // Requests without a valid key share a budget of 30 a minute per address; each check starts a
+    // fresh minute so the suite tests authentication, not that budget.
+    beforeEach(() => {
+      server().clock.advance(60_000);
+    });
+
     it('returns 401 with a Bearer challenge when Authorization is missing', async () => {
       await expect401({}, plain);
     });

@@ -23,15 +23,25 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export async function startServer(
-  options: { env?: Record<string, string>; clock?: TestClock; logLines?: string[] } = {},
-): Promise<TestServer> {
+export interface ServerOptions {
+  /** Settings as environment variables; without DATABASE_URL the database is SQLite in memory. */
+  env?: Record<string, string>;
+  clock?: TestClock;
+  logLines?: string[];
+  /** Wraps the storage the app sees, e.g. to count reads; `storage` stays the real one. */
+  wrapStorage?: (storage: Storage) => Storage;
+}
+
+export async function startServer(options: ServerOptions = {}): Promise<TestServer> {
   const clock = options.clock ?? new TestClock();
-  const storage = await createStorage({ kind: 'sqlite', path: ':memory:' }, { migrate: true });
   const probe = loadConfig({ PORT: '8080', ...options.env });
+  const storage = await createStorage(
+    options.env?.DATABASE_URL === undefined ? { kind: 'sqlite', path: ':memory:' } : probe.database,
+    { migrate: true },
+  );
   const app = await buildApp({
     config: probe,
-    storage,
+    storage: options.wrapStorage ? options.wrapStorage(storage) : storage,
     clock: clock as Clock,
     ...(options.logLines
       ? {

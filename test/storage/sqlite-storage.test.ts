@@ -23,6 +23,7 @@ const MIGRATIONS = [
   '2026-11-22-01-pets',
   '2026-11-22-02-api-keys',
   '2026-11-22-03-idempotency-keys',
+  '2026-11-23-04-api-key-ban-lifted',
 ] as const;
 
 describeStorageContract('sqlite :memory:', () =>
@@ -70,7 +71,7 @@ describe('SQLite storage specifics', () => {
     }
   });
 
-  it('reverts all three migrations with migrateDown and applies them again', async () => {
+  it('reverts every migration with migrateDown and applies them again', async () => {
     const storage = createSqliteStorage(':memory:');
     try {
       await expect(storage.migrate()).resolves.toEqual(MIGRATIONS.map((m) => `applied ${m}`));

@@ -555,6 +555,21 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         }
       });
 
+      it('lists the hashes of keys created at or after a time, revoked ones included', async () => {
+        const base = Date.now() + 10_000_000;
+        const before = newKeyRecord({ createdAt: base - 1 });
+        const at = newKeyRecord({ createdAt: base });
+        const after = newKeyRecord({ createdAt: base + 5 });
+        for (const record of [before, at, after]) await storage.apiKeys.insert(record);
+        await storage.apiKeys.revoke(after.id, base + 6);
+        const rows = await storage.apiKeys.hashesCreatedFrom(base);
+        const mine = rows.filter((r) => [before, at, after].some((k) => k.hash === r.hash));
+        expect(mine.sort((a, b) => a.createdAt - b.createdAt)).toEqual([
+          { hash: at.hash, createdAt: base },
+          { hash: after.hash, createdAt: base + 5 },
+        ]);
+      });
+
       it('counts one more key per insert', async () => {
         const before = await storage.apiKeys.count();
         expect(Number.isInteger(before)).toBe(true);
@@ -613,23 +628,34 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         await expect(storage.apiKeys.findById(id)).resolves.toBeUndefined();
       });
 
-      it('sets and clears bannedUntil, returning true for a known key', async () => {
+      it('records a ban, then lifts it with the time it was lifted', async () => {
         const input = newKeyRecord();
         await storage.apiKeys.insert(input);
         const until = input.createdAt + 900_000;
         await expect(storage.apiKeys.setBannedUntil(input.id, until)).resolves.toBe(true);
         const banned = await storage.apiKeys.findById(input.id);
         expect(banned?.bannedUntil).toBe(until);
-        await expect(storage.apiKeys.setBannedUntil(input.id, undefined)).resolves.toBe(true);
+        expect(banned !== undefined && 'banLiftedAt' in banned).toBe(false);
+        const liftedAt = input.createdAt + 60_000;
+        await expect(storage.apiKeys.liftBan(input.id, liftedAt)).resolves.toBe(true);
         const lifted = await storage.apiKeys.findById(input.id);
-        expect(lifted).toEqual(input);
-        expect(lifted === undefined ? true : 'bannedUntil' in lifted).toBe(false);
+        expect(lifted).toEqual({ ...input, banLiftedAt: liftedAt });
+        expect(lifted !== undefined && 'bannedUntil' in lifted).toBe(false);
       });
 
-      it('returns false from setBannedUntil for an unknown id', async () => {
+      it('keeps the latest lift time when a key is unbanned twice', async () => {
+        const input = newKeyRecord();
+        await storage.apiKeys.insert(input);
+        await storage.apiKeys.liftBan(input.id, input.createdAt + 1);
+        await storage.apiKeys.liftBan(input.id, input.createdAt + 2);
+        expect((await storage.apiKeys.findById(input.id))?.banLiftedAt).toBe(input.createdAt + 2);
+      });
+
+      it('returns false from setBannedUntil and liftBan for an unknown id', async () => {
         const id = `key_${randomUUID()}`;
         await expect(storage.apiKeys.setBannedUntil(id, Date.now() + 1000)).resolves.toBe(false);
-        await expect(storage.apiKeys.setBannedUntil(id, undefined)).resolves.toBe(false);
+        await expect(storage.apiKeys.liftBan(id, Date.now())).resolves.toBe(false);
+        await expect(storage.apiKeys.findById(id)).resolves.toBeUndefined();
       });
     });
 

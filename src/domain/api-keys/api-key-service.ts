@@ -3,6 +3,7 @@ import type { ApiKeyStore } from '../ports.js';
 import type { Limits, Plan } from '../rate-limits/plans.js';
 import { PLAN_LIMITS } from '../rate-limits/plans.js';
 import type { ApiKeyRecord, KeyEnvironment } from './api-key.js';
+import { KnownKeyHashes } from './known-key-hashes.js';
 import {
   displayPrefix,
   generateApiKey,
@@ -13,7 +14,12 @@ import {
 
 export type AuthResult =
   | { ok: true; key: ApiKeyRecord }
-  | { ok: false; reason: 'missing' | 'malformed' | 'unknown' | 'revoked' };
+  | { ok: false; reason: 'missing' | 'malformed' | 'unknown' | 'revoked' }
+  /** The gate refused a storage lookup (the caller's address is over its budget). */
+  | { ok: false; reason: 'not_looked_up' };
+
+/** Asked before reading storage for a key this instance has not seen valid lately. */
+export type LookupGate = () => Promise<boolean>;
 
 export interface CreatedApiKey {
   record: ApiKeyRecord;
@@ -31,9 +37,10 @@ interface CacheEntry {
 }
 
 /**
- * Issues keys and verifies bearer tokens. Verification keeps found keys in a short-lived cache so
- * the hot path rarely touches storage; the cache lifetime bounds how long a revoked key keeps
- * working on another instance (the decisions promise 5 seconds).
+ * Issues keys and verifies bearer tokens. Verification keeps found keys in a cache whose entries
+ * are fresh for a few seconds, so the hot path rarely touches storage; that lifetime bounds how long
+ * a revoked key keeps working on another instance (the decisions promise 5 seconds). Stale entries
+ * stay until evicted, as proof that a key was valid lately.
  */
 export class ApiKeyService {
   static readonly CACHE_TTL_MS = 4_000;
@@ -42,12 +49,15 @@ export class ApiKeyService {
 
   private readonly cache = new Map<string, CacheEntry>();
   private readonly lastTouched = new Map<string, number>();
+  private readonly known: KnownKeyHashes;
 
   constructor(
     private readonly store: ApiKeyStore,
     private readonly clock: Clock,
     private readonly environment: KeyEnvironment,
-  ) {}
+  ) {
+    this.known = new KnownKeyHashes(store);
+  }
 
   async create(input: {
     plan: Plan;
@@ -70,6 +80,7 @@ export class ApiKeyService {
       displayPrefix: displayPrefix(key),
       createdAt: this.clock.now(),
     });
+    this.known.add(record.hash);
     return { record, key };
   }
 
@@ -83,15 +94,27 @@ export class ApiKeyService {
 
   async revoke(id: string): Promise<boolean> {
     const done = await this.store.revoke(id, this.clock.now());
-    for (const [hash, entry] of this.cache) if (entry.record.id === id) this.cache.delete(hash);
+    this.forget(id);
     return done;
   }
 
-  /** Lifts a ban early; returns false when no such key exists. */
+  /**
+   * Lifts a ban early; returns false when no such key exists. Instances learn of it through their
+   * key cache, so the ban ends everywhere within the cache lifetime.
+   */
   async unban(id: string): Promise<boolean> {
-    const done = await this.store.setBannedUntil(id, undefined);
-    for (const [hash, entry] of this.cache) if (entry.record.id === id) this.cache.delete(hash);
+    const done = await this.store.liftBan(id, this.clock.now());
+    this.forget(id);
     return done;
+  }
+
+  /** Keeps a ban the rate limiter started, so it outlives a restart and shows in `keys list`. */
+  recordBan(id: string, until: number): Promise<boolean> {
+    return this.store.setBannedUntil(id, until);
+  }
+
+  private forget(id: string): void {
+    for (const [hash, entry] of this.cache) if (entry.record.id === id) this.cache.delete(hash);
   }
 
   /** The rate limits in force for a key: its plan's, or its own for enterprise. */
@@ -103,17 +126,30 @@ export class ApiKeyService {
     return PLAN_LIMITS[record.plan];
   }
 
-  /** Verifies the token of an `Authorization: Bearer` header. */
-  async authenticate(token: string | undefined): Promise<AuthResult> {
+  /**
+   * Verifies the token of an `Authorization: Bearer` header. `gate` is asked before storage is read
+   * for a key this instance has not recently seen valid; when it refuses, only a key known to exist
+   * is looked up, so made-up keys cannot make it read storage.
+   */
+  async authenticate(token: string | undefined, gate?: LookupGate): Promise<AuthResult> {
     if (token === undefined || token === '') return { ok: false, reason: 'missing' };
     // Format and checksum first: made-up keys never reach storage.
     if (!isWellFormedApiKey(token, this.environment)) return { ok: false, reason: 'malformed' };
     const hash = hashApiKey(token);
     const now = this.clock.now();
-    let record = this.cached(hash, now);
+    const entry = this.cache.get(hash);
+    let record = entry !== undefined && entry.expiresAt > now ? entry.record : undefined;
     if (record === undefined) {
+      // An expired entry of a valid key still vouches that the key is worth a lookup.
+      const vouched = entry !== undefined && entry.record.revokedAt === undefined;
+      if (!vouched && gate !== undefined && !(await gate()) && !(await this.known.has(hash))) {
+        return { ok: false, reason: 'not_looked_up' };
+      }
       record = await this.store.findByHash(hash);
-      if (record === undefined) return { ok: false, reason: 'unknown' };
+      if (record === undefined) {
+        this.cache.delete(hash);
+        return { ok: false, reason: 'unknown' };
+      }
       this.remember(hash, record, now);
     }
     if (record.revokedAt !== undefined) return { ok: false, reason: 'revoked' };
@@ -121,17 +157,8 @@ export class ApiKeyService {
     return { ok: true, key: record };
   }
 
-  private cached(hash: string, now: number): ApiKeyRecord | undefined {
-    const entry = this.cache.get(hash);
-    if (entry === undefined) return undefined;
-    if (entry.expiresAt <= now) {
-      this.cache.delete(hash);
-      return undefined;
-    }
-    return entry.record;
-  }
-
   private remember(hash: string, record: ApiKeyRecord, now: number): void {
+    this.cache.delete(hash); // re-inserting moves it to the back of the eviction order
     if (this.cache.size >= ApiKeyService.CACHE_MAX_ENTRIES) {
       // Map keeps insertion order: dropping the first entry drops the oldest.
       const oldest = this.cache.keys().next();

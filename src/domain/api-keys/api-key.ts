@@ -19,6 +19,11 @@ export interface ApiKeyRecord {
   revokedAt?: number;
   /** End of a temporary ban (epoch ms), while one is recorded. */
   bannedUntil?: number;
+  /** When a ban was last lifted by hand (`keys unban`): ends live bans that started before it. */
+  banLiftedAt?: number;
 }
 
-export type NewApiKeyRecord = Omit<ApiKeyRecord, 'lastUsedAt' | 'revokedAt' | 'bannedUntil'>;
+export type NewApiKeyRecord = Omit<
+  ApiKeyRecord,
+  'lastUsedAt' | 'revokedAt' | 'bannedUntil' | 'banLiftedAt'
+>;

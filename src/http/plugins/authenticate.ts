@@ -1,7 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ApiKeyRecord } from '../../domain/api-keys/api-key.js';
-import type { ApiKeyService, AuthResult } from '../../domain/api-keys/api-key-service.js';
+import { type AuthResult, ApiKeyService } from '../../domain/api-keys/api-key-service.js';
+import type { RateDecision, RateLimiter } from '../../domain/rate-limits/rate-limiter.js';
 import { HttpError } from '../errors.js';
+import type { Metrics } from './metrics.js';
+import { refusal, setRateLimitHeaders } from './rate-limit.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -10,8 +13,16 @@ declare module 'fastify' {
   }
 }
 
+export interface GuardDependencies {
+  apiKeys: ApiKeyService;
+  limiter: RateLimiter;
+  metrics: Metrics;
+}
+
+type Refused = Exclude<AuthResult, { ok: true }>['reason'];
+
 const REALM = 'Bearer realm="pets"';
-const MESSAGES: Record<Exclude<AuthResult, { ok: true }>['reason'], string> = {
+const MESSAGES: Record<Exclude<Refused, 'not_looked_up'>, string> = {
   missing: 'Missing API key: send it as Authorization: Bearer <key>',
   malformed:
     'API key is not valid: expected Authorization: Bearer pa_live_ followed by 36 letters and digits',
@@ -26,20 +37,63 @@ function bearerToken(header: string | undefined): { token?: string; sent: boolea
   return { token: match?.[1], sent: true };
 }
 
-export function requireApiKey(app: FastifyInstance, keys: ApiKeyService): void {
+/**
+ * Every request under /v1, known path or not: authenticate, then count it. A valid key draws on
+ * its plan's limits. Anything else draws on its address's budget, which is checked before storage
+ * is read for a key this instance has not seen valid lately, so guessing keys stays slow.
+ */
+export function requireApiKey(app: FastifyInstance, deps: GuardDependencies): void {
+  const { apiKeys, limiter, metrics } = deps;
   app.decorateRequest('apiKey', undefined);
-  app.addHook('onRequest', async (request: FastifyRequest) => {
+  app.addHook('onRequest', async (request: FastifyRequest, reply) => {
     const { token, sent } = bearerToken(request.headers.authorization);
-    const result =
+    let gate: RateDecision | undefined;
+    const result: AuthResult =
       sent && !token
-        ? ({ ok: false, reason: 'malformed' } as const)
-        : await keys.authenticate(token);
-    if (!result.ok) {
-      const challenge = result.reason === 'missing' ? REALM : `${REALM}, error="invalid_token"`;
-      throw new HttpError('unauthorized', MESSAGES[result.reason], {
-        'www-authenticate': challenge,
-      });
+        ? { ok: false, reason: 'malformed' }
+        : await apiKeys.authenticate(token, async () => {
+            gate = await limiter.peekAddress(request.ip);
+            return gate.allowed;
+          });
+
+    if (result.ok) {
+      request.apiKey = result.key;
+      const decision = await limiter.hitKey(result.key, ApiKeyService.limitsOf(result.key));
+      setRateLimitHeaders(reply, decision);
+      if (decision.allowed) return;
+      if (decision.banStarted)
+        await recordBan(request, apiKeys, metrics, decision.banStarted.until);
+      throw refusal(decision, metrics, 'key');
     }
-    request.apiKey = result.key;
+
+    const decision =
+      result.reason === 'not_looked_up' && gate ? gate : await limiter.hitAddress(request.ip);
+    setRateLimitHeaders(reply, decision);
+    if (!decision.allowed) throw refusal(decision, metrics, 'address');
+    if (result.reason === 'not_looked_up') throw new Error('address gate refused but allowed');
+    const challenge = result.reason === 'missing' ? REALM : `${REALM}, error="invalid_token"`;
+    throw new HttpError('unauthorized', MESSAGES[result.reason], {
+      'www-authenticate': challenge,
+    });
   });
+}
+
+async function recordBan(
+  request: FastifyRequest,
+  apiKeys: ApiKeyService,
+  metrics: Metrics,
+  until: number,
+): Promise<void> {
+  const keyId = request.apiKey?.id ?? 'unknown';
+  metrics.bans.inc();
+  request.log.warn(
+    { keyId, bannedUntil: new Date(until).toISOString() },
+    'API key banned for sending requests after 429 responses',
+  );
+  try {
+    await apiKeys.recordBan(keyId, until);
+  } catch (error) {
+    // The live ban holds in the rate-limit store; only its durable copy failed.
+    request.log.error({ err: error, keyId }, 'could not record the ban in storage');
+  }
 }

@@ -2,14 +2,18 @@ import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../domain/clock.js';
 import type { ApiKeyService } from '../../domain/api-keys/api-key-service.js';
 import type { PetService } from '../../domain/pets/pet-service.js';
+import type { RateLimiter } from '../../domain/rate-limits/rate-limiter.js';
 import { HttpError } from '../errors.js';
 import { requireApiKey } from '../plugins/authenticate.js';
+import type { Metrics } from '../plugins/metrics.js';
 import { registerCreatePet } from './pets/create-pet.route.js';
 import { registerGetPet } from './pets/get-pet.route.js';
 import { registerListPets } from './pets/list-pets.route.js';
 
 export interface V1Dependencies {
   apiKeys: ApiKeyService;
+  limiter: RateLimiter;
+  metrics: Metrics;
   pets: PetService;
   clock: Clock;
   publicBaseUrl: string;
@@ -18,11 +22,11 @@ export interface V1Dependencies {
 }
 
 /**
- * The /v1 operations. Every request under /v1 passes these onRequest hooks in order, known path
- * or not: authenticate, then (rate-limit issue) the per-key limiter goes right after it.
+ * The /v1 operations. Every request under /v1, known path or not, is authenticated and counted
+ * against its rate limits before anything else happens to it.
  */
 export async function v1Routes(app: FastifyInstance, deps: V1Dependencies): Promise<void> {
-  requireApiKey(app, deps.apiKeys);
+  requireApiKey(app, deps);
 
   registerListPets(app, deps.pets, deps.publicBaseUrl);
   registerCreatePet(app, deps.pets);

@@ -31,6 +31,7 @@ export interface ApiKeysTable {
   last_used_at: NullableInt;
   revoked_at: NullableInt;
   banned_until: NullableInt;
+  ban_lifted_at: NullableInt;
 }
 
 export interface IdempotencyKeysTable {

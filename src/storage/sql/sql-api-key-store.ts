@@ -23,6 +23,8 @@ function toRecord(row: Selectable<ApiKeysTable>): ApiKeyRecord {
   if (revokedAt !== undefined) record.revokedAt = revokedAt;
   const bannedUntil = toOptionalNumber(row.banned_until);
   if (bannedUntil !== undefined) record.bannedUntil = bannedUntil;
+  const banLiftedAt = toOptionalNumber(row.ban_lifted_at);
+  if (banLiftedAt !== undefined) record.banLiftedAt = banLiftedAt;
   return record;
 }
 
@@ -44,6 +46,7 @@ export class SqlApiKeyStore implements ApiKeyStore {
         last_used_at: null,
         revoked_at: null,
         banned_until: null,
+        ban_lifted_at: null,
       })
       .execute();
     return { ...record };
@@ -77,6 +80,17 @@ export class SqlApiKeyStore implements ApiKeyStore {
     return rows.map(toRecord);
   }
 
+  async hashesCreatedFrom(
+    createdFrom: number,
+  ): Promise<Array<{ hash: string; createdAt: number }>> {
+    const rows = await this.db
+      .selectFrom('api_keys')
+      .select(['hash', 'created_at'])
+      .where('created_at', '>=', createdFrom)
+      .execute();
+    return rows.map((row) => ({ hash: row.hash, createdAt: toNumber(row.created_at) }));
+  }
+
   async count(): Promise<number> {
     const { n } = await this.db
       .selectFrom('api_keys')
@@ -99,10 +113,19 @@ export class SqlApiKeyStore implements ApiKeyStore {
     await this.db.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', id).execute();
   }
 
-  async setBannedUntil(id: string, until: number | undefined): Promise<boolean> {
+  async setBannedUntil(id: string, until: number): Promise<boolean> {
     const result = await this.db
       .updateTable('api_keys')
-      .set({ banned_until: until ?? null })
+      .set({ banned_until: until })
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  async liftBan(id: string, at: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable('api_keys')
+      .set({ banned_until: null, ban_lifted_at: at })
       .where('id', '=', id)
       .executeTakeFirst();
     return result.numUpdatedRows > 0n;

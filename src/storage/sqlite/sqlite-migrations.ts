@@ -53,4 +53,12 @@ export const SQLITE_MIGRATIONS: Record<string, Migration> = {
       await sql`DROP TABLE idempotency_keys`.execute(db);
     },
   },
+  '2026-11-23-04-api-key-ban-lifted': {
+    async up(db: Kysely<unknown>) {
+      await sql`ALTER TABLE api_keys ADD COLUMN ban_lifted_at INTEGER NULL`.execute(db);
+    },
+    async down(db: Kysely<unknown>) {
+      await sql`ALTER TABLE api_keys DROP COLUMN ban_lifted_at`.execute(db);
+    },
+  },
 };

@@ -1,0 +1,51 @@
+import type { ApiKeyStore } from '../ports.js';
+
+/** Real time between two loads, whatever the injected clock says: this bounds database load. */
+const MIN_RELOAD_INTERVAL_MS = 100;
+
+/**
+ * Which key hashes exist, loaded incrementally from storage (only keys created since the last
+ * load). It lets an address that is over its budget still use a real key, without letting made-up
+ * keys cause a storage lookup each: however many arrive, storage sees at most one small query per
+ * interval. Only a 16-hex-digit prefix is kept per key; a collision merely allows one lookup.
+ */
+export class KnownKeyHashes {
+  private readonly prefixes = new Set<string>();
+  private loadedFrom = 0;
+  private lastLoad = Number.NEGATIVE_INFINITY;
+  private loading: Promise<void> | undefined;
+
+  constructor(private readonly store: Pick<ApiKeyStore, 'hashesCreatedFrom'>) {}
+
+  /** Whether a key with this hash exists (or was revoked); may load keys created lately. */
+  async has(hash: string): Promise<boolean> {
+    const prefix = hash.slice(0, 16);
+    if (this.prefixes.has(prefix)) return true;
+    await this.load();
+    return this.prefixes.has(prefix);
+  }
+
+  /** Keys this process creates are known at once. */
+  add(hash: string): void {
+    this.prefixes.add(hash.slice(0, 16));
+  }
+
+  private load(): Promise<void> {
+    if (this.loading) return this.loading;
+    if (performance.now() - this.lastLoad < MIN_RELOAD_INTERVAL_MS) return Promise.resolve();
+    this.lastLoad = performance.now();
+    this.loading = this.store
+      .hashesCreatedFrom(this.loadedFrom)
+      .then((rows) => {
+        for (const row of rows) {
+          this.prefixes.add(row.hash.slice(0, 16));
+          // Keys created in the same millisecond as the newest are loaded again next time.
+          if (row.createdAt > this.loadedFrom) this.loadedFrom = row.createdAt;
+        }
+      })
+      .finally(() => {
+        this.loading = undefined;
+      });
+    return this.loading;
+  }
+}

@@ -1,0 +1,189 @@
+import type { ApiKeyRecord } from '../api-keys/api-key.js';
+import type { Clock } from '../clock.js';
+import type { ConsumeOutcome, LimitWindow, RateLimitStore } from '../ports.js';
+import { addressBucket } from './client-address.js';
+import type { Limits } from './plans.js';
+
+const MINUTE_MS = 60_000;
+const DAY_MS = 86_400_000;
+
+/** Requests without a valid key share this budget per client address (IPv6 per /64). */
+export const ADDRESS_LIMIT_PER_MINUTE = 30;
+
+/** One window as a response describes it. */
+export interface WindowState {
+  name: string;
+  limit: number;
+  remaining: number;
+  /** When the window ends (epoch ms, a whole second). */
+  resetAt: number;
+  lengthSeconds: number;
+}
+
+export type RateDecision =
+  | { allowed: true; windows: WindowState[]; inForce: WindowState; decidedAt: number }
+  | {
+      allowed: false;
+      decidedAt: number;
+      reason: 'rate_limited' | 'api_key_banned';
+      /** Whole seconds, at least 1: until the refusing window resets, or the ban ends. */
+      retryAfterSeconds: number;
+      windows: WindowState[];
+      inForce: WindowState;
+      /** Set on the one request that started a ban. */
+      banStarted?: { until: number };
+    };
+
+export interface BanRules {
+  /** Refused requests tolerated in a window after its first 429. */
+  after: number;
+  durationMs: number;
+}
+
+export function keyWindows(limits: Limits): LimitWindow[] {
+  return [
+    { name: 'minute', limit: limits.perMinute, lengthMs: MINUTE_MS },
+    { name: 'day', limit: limits.perDay, lengthMs: DAY_MS },
+  ];
+}
+
+export const ADDRESS_WINDOWS: readonly LimitWindow[] = [
+  { name: 'minute', limit: ADDRESS_LIMIT_PER_MINUTE, lengthMs: MINUTE_MS },
+];
+
+function describe(windows: readonly LimitWindow[], used: readonly number[], now: number) {
+  return windows.map((window, index): WindowState => {
+    const start = Math.floor(now / window.lengthMs) * window.lengthMs;
+    return {
+      name: window.name,
+      limit: window.limit,
+      remaining: Math.max(0, window.limit - (used[index] ?? 0)),
+      resetAt: start + window.lengthMs,
+      lengthSeconds: window.lengthMs / 1000,
+    };
+  });
+}
+
+/**
+ * The window a client should heed: the one with the fewest requests left. On a tie the later reset
+ * wins, since waiting for the earlier one would not help.
+ */
+export function windowInForce(windows: readonly WindowState[]): WindowState {
+  const [first, ...rest] = windows;
+  if (first === undefined) throw new Error('a limit has at least one window');
+  return rest.reduce(
+    (best, w) =>
+      w.remaining < best.remaining || (w.remaining === best.remaining && w.resetAt > best.resetAt)
+        ? w
+        : best,
+    first,
+  );
+}
+
+function secondsUntil(when: number, now: number): number {
+  return Math.max(1, Math.ceil((when - now) / 1000));
+}
+
+/**
+ * Plan limits over fixed UTC windows, bans for keys that keep going after a 429, and the budget of
+ * requests without a valid key. Counting lives in the store; this service holds the rules.
+ */
+export class RateLimiter {
+  constructor(
+    private readonly store: RateLimitStore,
+    private readonly clock: Clock,
+    private readonly bans: BanRules,
+  ) {}
+
+  /** Counts one request of an authenticated key, or refuses it. */
+  async hitKey(key: ApiKeyRecord, limits: Limits): Promise<RateDecision> {
+    const now = this.clock.now();
+    const windows = keyWindows(limits);
+    const subject = `key:${key.id}`;
+    // A ban recorded in storage outlives a restart of an in-memory store.
+    if (key.bannedUntil !== undefined && key.bannedUntil > now) {
+      const used = await this.store.peek(subject, windows, now);
+      return this.banned(describe(windows, used, now), key.bannedUntil, now);
+    }
+    const request = { subject, windows, now, ban: this.bans };
+    let outcome: ConsumeOutcome = await this.store.consume(request);
+    if (
+      outcome.kind === 'banned' &&
+      key.banLiftedAt !== undefined &&
+      key.banLiftedAt >= outcome.ban.startedAt
+    ) {
+      // `keys unban` ran after this ban began (on any instance, seen through the key record).
+      await this.store.lift(subject, key.banLiftedAt);
+      outcome = await this.store.consume(request);
+    }
+    const states = describe(windows, outcome.used, now);
+    if (outcome.kind === 'banned') {
+      const decision = this.banned(states, outcome.ban.until, now);
+      return outcome.started ? { ...decision, banStarted: { until: outcome.ban.until } } : decision;
+    }
+    return this.decide(outcome, states, now);
+  }
+
+  /** Whether the address budget has room, counting nothing: asked before any key lookup. */
+  async peekAddress(address: string): Promise<RateDecision> {
+    const now = this.clock.now();
+    const used = await this.store.peek(addressSubject(address), ADDRESS_WINDOWS, now);
+    const states = describe(ADDRESS_WINDOWS, used, now);
+    const refused = ADDRESS_WINDOWS.flatMap((w, i) => ((used[i] ?? 0) >= w.limit ? [i] : []));
+    return refused.length === 0
+      ? this.decide({ kind: 'allowed', used }, states, now)
+      : this.decide({ kind: 'limited', used, refused }, states, now);
+  }
+
+  /** Counts one request without a valid key against its address, or refuses it. */
+  async hitAddress(address: string): Promise<RateDecision> {
+    const now = this.clock.now();
+    const outcome = await this.store.consume({
+      subject: addressSubject(address),
+      windows: ADDRESS_WINDOWS,
+      now,
+    });
+    if (outcome.kind === 'banned') throw new Error('addresses are never banned');
+    return this.decide(outcome, describe(ADDRESS_WINDOWS, outcome.used, now), now);
+  }
+
+  private decide(
+    outcome: Exclude<ConsumeOutcome, { kind: 'banned' }>,
+    windows: WindowState[],
+    now: number,
+  ): RateDecision {
+    if (outcome.kind === 'allowed') {
+      return { allowed: true, windows, inForce: windowInForce(windows), decidedAt: now };
+    }
+    const refusing = windowInForce(
+      outcome.refused.flatMap((index) => (windows[index] ? [windows[index]] : [])),
+    );
+    return {
+      allowed: false,
+      reason: 'rate_limited',
+      retryAfterSeconds: secondsUntil(refusing.resetAt, now),
+      windows,
+      inForce: refusing,
+      decidedAt: now,
+    };
+  }
+
+  private banned(
+    windows: WindowState[],
+    until: number,
+    now: number,
+  ): Extract<RateDecision, { allowed: false }> {
+    return {
+      allowed: false,
+      reason: 'api_key_banned',
+      retryAfterSeconds: secondsUntil(until, now),
+      windows,
+      inForce: windowInForce(windows),
+      decidedAt: now,
+    };
+  }
+}
+
+function addressSubject(address: string): string {
+  return `addr:${addressBucket(address)}`;
+}

@@ -1,0 +1,75 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+
+/** What the service reports at /metrics. One registry per app, so test servers never share one. */
+export interface Metrics {
+  readonly registry: Registry;
+  readonly requests: Counter<'operation' | 'method' | 'status'>;
+  readonly duration: Histogram<'operation'>;
+  readonly rateLimited: Counter<'code'>;
+  readonly bans: Counter;
+  readonly deprecatedCalls: Counter<'operation' | 'key_id'>;
+}
+
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'petstore_' });
+  return {
+    registry,
+    requests: new Counter({
+      name: 'petstore_http_requests_total',
+      help: 'HTTP requests answered, by operation (operationId, or route) and status',
+      labelNames: ['operation', 'method', 'status'],
+      registers: [registry],
+    }),
+    duration: new Histogram({
+      name: 'petstore_http_request_duration_seconds',
+      help: 'Time from request received to response sent, by operation',
+      labelNames: ['operation'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+      registers: [registry],
+    }),
+    rateLimited: new Counter({
+      name: 'petstore_rate_limited_total',
+      help: 'Requests refused with 429, by error code (rate_limited, api_key_banned)',
+      labelNames: ['code'],
+      registers: [registry],
+    }),
+    bans: new Counter({
+      name: 'petstore_api_key_bans_total',
+      help: 'Temporary bans started for keys that kept sending requests after a 429',
+      registers: [registry],
+    }),
+    deprecatedCalls: new Counter({
+      name: 'petstore_deprecated_operation_calls_total',
+      help: 'Calls to deprecated operations by API key id: who must migrate before the sunset',
+      labelNames: ['operation', 'key_id'],
+      registers: [registry],
+    }),
+  };
+}
+
+/** The operationId of the matched route, else its path pattern, else `unmatched` (bounded labels). */
+function operationOf(request: FastifyRequest): string {
+  const options = request.routeOptions;
+  const operationId = (options.schema as { operationId?: unknown } | undefined)?.operationId;
+  if (typeof operationId === 'string') return operationId;
+  return options.url ?? 'unmatched';
+}
+
+export function registerMetrics(app: FastifyInstance, metrics: Metrics): void {
+  app.addHook('onResponse', async (request, reply) => {
+    const operation = operationOf(request);
+    metrics.requests.inc({ operation, method: request.method, status: reply.statusCode });
+    metrics.duration.observe({ operation }, reply.elapsedTime / 1000);
+    const deprecated = (request.routeOptions.schema as { deprecated?: unknown } | undefined)
+      ?.deprecated;
+    if (deprecated === true && request.apiKey !== undefined) {
+      metrics.deprecatedCalls.inc({ operation, key_id: request.apiKey.id });
+    }
+  });
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+    const text = await metrics.registry.metrics();
+    return reply.type(metrics.registry.contentType).send(text);
+  });
+}
