@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Config } from '../config/config.js';
+import type { Clock } from '../domain/clock.js';
 import type { Storage } from '../domain/ports.js';
 
 /** The part of a stream the CLI needs; process.stdout fits, and so does a string collector in tests. */
@@ -10,6 +11,7 @@ export interface Output {
 export interface CommandContext {
   readonly config: Config;
   readonly storage: Storage;
+  readonly clock: Clock;
   /** Only what a script may want to capture: a new key, the key list, help. */
   readonly stdout: Output;
   /** Everything meant for the person at the terminal. */

@@ -1,4 +1,5 @@
 import { type Config, ConfigError, loadConfigFromProcess } from '../config/config.js';
+import { type Clock, systemClock } from '../domain/clock.js';
 import type { Storage } from '../domain/ports.js';
 import { createStorage } from '../storage/create-storage.js';
 import { type Command, CommandError, type Output, type Run, UsageError } from './command.js';
@@ -14,6 +15,8 @@ export interface CliIo {
   stderr: Output;
   /** Tests pass one; the binary leaves it out and the environment is read, as the server does. */
   config?: Config;
+  /** Tests pass their clock, so bans and revocations line up with a server's moved time. */
+  clock?: Clock;
 }
 
 const COMMANDS: readonly Command[] = [keysCreate, keysList, keysRevoke, keysUnban, seed, migrate];
@@ -134,7 +137,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   try {
     config ??= loadConfigFromProcess();
     storage = await createStorage(config.database, { migrate: command.migrateOnOpen });
-    await run({ config, storage, stdout, stderr });
+    await run({ config, storage, clock: io.clock ?? systemClock, stdout, stderr });
   } catch (error) {
     status = 1;
     if (error instanceof ConfigError) {

@@ -1,6 +1,12 @@
 import cors from '@fastify/cors';
 import helmet from '@fastify/helmet';
-import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
 import type { Config } from '../config/config.js';
 import { ApiKeyService } from '../domain/api-keys/api-key-service.js';
 import { type Clock, systemClock } from '../domain/clock.js';
@@ -11,6 +17,7 @@ import { MemoryRateLimitStore } from '../storage/memory/memory-rate-limit-store.
 import { ErrorSchema } from './error.schema.js';
 import { handleError, HttpError } from './errors.js';
 import { BODY_LIMIT_BYTES, registerJsonBody } from './json-body.js';
+import { createGuard, type Guard } from './plugins/authenticate.js';
 import { createMetrics, registerMetrics } from './plugins/metrics.js';
 import { registerDocs, registerOpenApi } from './plugins/openapi.js';
 import { limitByAddress, RATE_LIMIT_HEADER_NAMES } from './plugins/rate-limit.js';
@@ -51,6 +58,17 @@ function trustProxyOption(
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
   const { config, storage } = deps;
   const clock = deps.clock ?? systemClock;
+  const rateLimits = deps.rateLimits ?? new MemoryRateLimitStore(clock);
+  const limiter = new RateLimiter(rateLimits, clock, {
+    after: config.banAfter,
+    durationMs: config.banSeconds * 1000,
+  });
+  const metrics = createMetrics();
+  const guard = createGuard({
+    apiKeys: new ApiKeyService(storage.apiKeys, clock, config.environment),
+    limiter,
+    metrics,
+  });
   const app = Fastify({
     logger: deps.log ? { ...deps.log, redact: LOG_REDACT } : false,
     genReqId: genRequestId,
@@ -59,7 +77,13 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     requestTimeout: TIMEOUTS.requestMs,
     keepAliveTimeout: TIMEOUTS.keepAliveMs,
     trustProxy: trustProxyOption(config.trustProxy),
+    // Errors raised before routing (a path that is not valid percent-encoding) still get the Error
+    // body, and under /v1 the same authentication and counting as every other request.
+    frameworkErrors: (error, request, reply) => {
+      void answerFrameworkError(error, request, reply, guard);
+    },
   });
+  app.decorateRequest('apiKey', undefined);
   app.server.headersTimeout = TIMEOUTS.headersMs;
 
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
@@ -91,13 +115,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     });
   }
 
-  const rateLimits = deps.rateLimits ?? new MemoryRateLimitStore(clock);
   if (deps.rateLimits === undefined) app.addHook('onClose', () => rateLimits.close());
-  const limiter = new RateLimiter(rateLimits, clock, {
-    after: config.banAfter,
-    durationMs: config.banSeconds * 1000,
-  });
-  const metrics = createMetrics();
   registerMetrics(app, metrics);
 
   await registerOpenApi(app, config);
@@ -109,9 +127,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   );
   await app.register(v1Routes, {
     prefix: '/v1',
-    apiKeys: new ApiKeyService(storage.apiKeys, clock, config.environment),
-    limiter,
-    metrics,
+    guard,
     pets: new PetService(storage.pets, storage.idempotency, clock),
     clock,
     publicBaseUrl: config.publicBaseUrl,
@@ -119,4 +135,25 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   });
   await registerDocs(app);
   return app;
+}
+
+async function answerFrameworkError(
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  guard: Guard,
+): Promise<void> {
+  void reply.header('x-request-id', request.id);
+  try {
+    if (/^\/v1(\/|$|\?)/.test(request.url)) await guard(request, reply);
+    handleError(
+      error.code === 'FST_ERR_BAD_URL'
+        ? new HttpError('bad_request', 'The request path is not valid percent-encoding')
+        : error,
+      request,
+      reply,
+    );
+  } catch (refusal) {
+    handleError(refusal, request, reply);
+  }
 }

@@ -8,7 +8,13 @@ const server = useServer({ env: { PUBLIC_BASE_URL: 'https://pets.example.com' } 
 interface Operation {
   operationId: string;
   deprecated?: boolean;
-  responses: Record<string, { content?: Record<string, { schema: { $ref?: string } }> }>;
+  responses: Record<
+    string,
+    {
+      content?: Record<string, { schema: { $ref?: string } }>;
+      headers?: Record<string, unknown>;
+    }
+  >;
   parameters?: { name: string; in: string }[];
 }
 type Document = {
@@ -61,9 +67,9 @@ describe('GET /v1/openapi.json', () => {
   it('documents every error status with the Error schema', async () => {
     const doc = await document();
     const expected: Record<string, string[]> = {
-      'get /pets': ['400', '401', '500'],
-      'post /pets': ['400', '401', '409', '413', '415', '422', '500'],
-      'get /pets/{petId}': ['400', '401', '404', '410', '500'],
+      'get /pets': ['400', '401', '429', '500'],
+      'post /pets': ['400', '401', '409', '413', '415', '422', '429', '500'],
+      'get /pets/{petId}': ['400', '401', '404', '410', '429', '500'],
     };
     for (const [name, statuses] of Object.entries(expected)) {
       const [method, path] = name.split(' ') as [string, string];
@@ -78,6 +84,31 @@ describe('GET /v1/openapi.json', () => {
     expect(doc.components.schemas.Error).toBeDefined();
     expect(doc.components.schemas.Pet).toBeDefined();
     expect(doc.components.schemas.NewPet).toBeDefined();
+  });
+
+  it('documents the rate-limit headers on every response, and Retry-After on 429', async () => {
+    const doc = await document();
+    const rateLimitHeaders = [
+      'X-RateLimit-Limit',
+      'X-RateLimit-Remaining',
+      'X-RateLimit-Reset',
+      'RateLimit-Policy',
+      'RateLimit',
+    ];
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        for (const [status, response] of Object.entries(op.responses)) {
+          const headers = Object.keys(response.headers ?? {});
+          expect(headers, `${method} ${path} ${status}`).toEqual(
+            expect.arrayContaining(rateLimitHeaders),
+          );
+          expect(headers.includes('Retry-After'), `${method} ${path} ${status}`).toBe(
+            status === '429',
+          );
+        }
+      }
+    }
+    expect(doc.info.description).toMatch(/\| free \| 60 \| 1000 \|/);
   });
 
   it('describes int64 fields as integer/int64 without a rounded maximum', async () => {

@@ -1,10 +1,9 @@
 import type { ApiKeyRecord } from '../../domain/api-keys/api-key.js';
 import { ApiKeyService } from '../../domain/api-keys/api-key-service.js';
-import { systemClock } from '../../domain/clock.js';
 import { type CommandContext, parseCommandArgs, UsageError } from '../command.js';
 
 export function apiKeyService(context: CommandContext): ApiKeyService {
-  return new ApiKeyService(context.storage.apiKeys, systemClock, context.config.environment);
+  return new ApiKeyService(context.storage.apiKeys, context.clock, context.config.environment);
 }
 
 /** "free 60/min 1000/day"; a damaged enterprise row shows as such rather than failing the listing. */

@@ -1,5 +1,4 @@
 import type { ApiKeyRecord } from '../../domain/api-keys/api-key.js';
-import { systemClock } from '../../domain/clock.js';
 import { type Command, parseCommandArgs } from '../command.js';
 import { apiKeyService, describePlan } from './api-keys.js';
 
@@ -49,7 +48,7 @@ export const keysList: Command = {
         );
         return;
       }
-      const now = systemClock.now();
+      const now = context.clock.now();
       const rows = records.map((record) => columns(record, now));
       const widths = rows[0]?.map((_, i) => Math.max(...rows.map((row) => row[i]?.length ?? 0)));
       for (const row of rows) {

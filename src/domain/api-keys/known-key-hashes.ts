@@ -30,12 +30,20 @@ export class KnownKeyHashes {
     this.prefixes.add(hash.slice(0, 16));
   }
 
+  /**
+   * One load at a time, at most one per interval: a caller arriving too soon waits for the next
+   * load rather than being told no, so a key created a moment ago is still found.
+   */
   private load(): Promise<void> {
     if (this.loading) return this.loading;
-    if (performance.now() - this.lastLoad < MIN_RELOAD_INTERVAL_MS) return Promise.resolve();
-    this.lastLoad = performance.now();
-    this.loading = this.store
-      .hashesCreatedFrom(this.loadedFrom)
+    const wait = this.lastLoad + MIN_RELOAD_INTERVAL_MS - performance.now();
+    const delay =
+      wait > 0 ? new Promise<void>((resolve) => setTimeout(resolve, wait)) : Promise.resolve();
+    this.loading = delay
+      .then(() => {
+        this.lastLoad = performance.now();
+        return this.store.hashesCreatedFrom(this.loadedFrom);
+      })
       .then((rows) => {
         for (const row of rows) {
           this.prefixes.add(row.hash.slice(0, 16));

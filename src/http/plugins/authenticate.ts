@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiKeyRecord } from '../../domain/api-keys/api-key.js';
 import { type AuthResult, ApiKeyService } from '../../domain/api-keys/api-key-service.js';
 import type { RateDecision, RateLimiter } from '../../domain/rate-limits/rate-limiter.js';
@@ -42,10 +42,11 @@ function bearerToken(header: string | undefined): { token?: string; sent: boolea
  * its plan's limits. Anything else draws on its address's budget, which is checked before storage
  * is read for a key this instance has not seen valid lately, so guessing keys stays slow.
  */
-export function requireApiKey(app: FastifyInstance, deps: GuardDependencies): void {
+export type Guard = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+
+export function createGuard(deps: GuardDependencies): Guard {
   const { apiKeys, limiter, metrics } = deps;
-  app.decorateRequest('apiKey', undefined);
-  app.addHook('onRequest', async (request: FastifyRequest, reply) => {
+  return async (request, reply) => {
     const { token, sent } = bearerToken(request.headers.authorization);
     let gate: RateDecision | undefined;
     const result: AuthResult =
@@ -75,7 +76,7 @@ export function requireApiKey(app: FastifyInstance, deps: GuardDependencies): vo
     throw new HttpError('unauthorized', MESSAGES[result.reason], {
       'www-authenticate': challenge,
     });
-  });
+  };
 }
 
 async function recordBan(

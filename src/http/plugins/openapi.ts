@@ -2,10 +2,16 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../config/config.js';
+import { PLAN_LIMITS } from '../../domain/rate-limits/plans.js';
+import { ADDRESS_LIMIT_PER_MINUTE } from '../../domain/rate-limits/rate-limiter.js';
 import { ERROR_STATUS } from '../errors.js';
 
 const ERROR_TABLE = Object.entries(ERROR_STATUS)
   .map(([code, status]) => `| \`${code}\` | ${status} |`)
+  .join('\n');
+
+const PLAN_TABLE = Object.entries(PLAN_LIMITS)
+  .map(([plan, limits]) => `| ${plan} | ${limits.perMinute} | ${limits.perDay} |`)
   .join('\n');
 
 const DESCRIPTION = `Browse and manage animals available for adoption.
@@ -13,6 +19,21 @@ const DESCRIPTION = `Browse and manage animals available for adoption.
 Every operation needs an API key: \`Authorization: Bearer pa_live_...\`.
 
 Pages are ordered by id; follow the \`Link: rel="next"\` header to walk them. Ids and categoryIds are 64-bit integers written exactly.
+
+## Rate limits
+
+Every request to \`/v1\` counts against your key's plan, in fixed windows aligned to UTC (the minute from second 0, the day from 00:00 UTC); a request refused with 429 counts in neither.
+
+| plan | per minute | per day |
+|---|---|---|
+${PLAN_TABLE}
+| enterprise | agreed per key | agreed per key |
+
+Every response carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` (Unix seconds) for the window with the fewest requests left, and \`RateLimit-Policy\` / \`RateLimit\` for every window. Over a limit: 429 \`rate_limited\` with \`Retry-After\` in seconds. Wait at least that long, then back off exponentially with jitter. A key that sends more than a few requests after a 429 in the same window is banned for a while: 429 \`api_key_banned\`, \`Retry-After\` until the ban ends.
+
+Requests without a valid key (and to this document) share ${ADDRESS_LIMIT_PER_MINUTE} per minute per client address.
+
+## Errors
 
 Every error is \`{code, message, status}\`:
 

@@ -1,19 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../domain/clock.js';
-import type { ApiKeyService } from '../../domain/api-keys/api-key-service.js';
 import type { PetService } from '../../domain/pets/pet-service.js';
-import type { RateLimiter } from '../../domain/rate-limits/rate-limiter.js';
 import { HttpError } from '../errors.js';
-import { requireApiKey } from '../plugins/authenticate.js';
-import type { Metrics } from '../plugins/metrics.js';
+import type { Guard } from '../plugins/authenticate.js';
 import { registerCreatePet } from './pets/create-pet.route.js';
 import { registerGetPet } from './pets/get-pet.route.js';
 import { registerListPets } from './pets/list-pets.route.js';
 
 export interface V1Dependencies {
-  apiKeys: ApiKeyService;
-  limiter: RateLimiter;
-  metrics: Metrics;
+  /** Authenticates and counts a request; throws the 401 or 429 to answer. */
+  guard: Guard;
   pets: PetService;
   clock: Clock;
   publicBaseUrl: string;
@@ -26,7 +22,7 @@ export interface V1Dependencies {
  * against its rate limits before anything else happens to it.
  */
 export async function v1Routes(app: FastifyInstance, deps: V1Dependencies): Promise<void> {
-  requireApiKey(app, deps);
+  app.addHook('onRequest', deps.guard);
 
   registerListPets(app, deps.pets, deps.publicBaseUrl);
   registerCreatePet(app, deps.pets);

@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import { call, type TestServer, useServer } from '../helpers/test-server.js';
+
+const server = useServer({ env: { PETSTORE_BAN_AFTER: '2' } });
+
+async function scrape(s: TestServer): Promise<string> {
+  const res = await call(s, 'GET', '/metrics');
+  expect(res.status).toBe(200);
+  expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+  return res.text;
+}
+
+/** The value of one sample line, 0 when absent. */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number {
+  const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+  for (const line of text.split('\n')) {
+    const match = /^([a-z_]+)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!match || match[1] !== name) continue;
+    const have = (match[2] ?? '').split(',').filter(Boolean);
+    if (wanted.every((label) => have.includes(label)) && have.length === wanted.length) {
+      return Number(match[3]);
+    }
+  }
+  return 0;
+}
+
+describe('GET /metrics', () => {
+  it('counts requests by operation and status, with a latency histogram', async () => {
+    const s = server();
+    s.clock.set(Date.parse('2026-11-23T02:00:00Z'));
+    const { key } = await s.createKey('pro');
+    const before = await scrape(s);
+    const ok = { operation: 'listPets', method: 'GET', status: '200' };
+    for (let i = 0; i < 3; i++) await call(s, 'GET', '/v1/pets', { key });
+    await call(s, 'GET', '/v1/pets?limit=0', { key });
+    await call(s, 'GET', '/v1/pets');
+    const after = await scrape(s);
+    expect(sample(after, 'petstore_http_requests_total', ok)).toBe(
+      sample(before, 'petstore_http_requests_total', ok) + 3,
+    );
+    for (const status of ['400', '401']) {
+      const labels = { operation: 'listPets', method: 'GET', status };
+      expect(sample(after, 'petstore_http_requests_total', labels)).toBeGreaterThanOrEqual(1);
+    }
+    expect(
+      sample(after, 'petstore_http_request_duration_seconds_count', { operation: 'listPets' }),
+    ).toBeGreaterThanOrEqual(5);
+    expect(after).toMatch(
+      /petstore_http_request_duration_seconds_bucket\{le="0\.005",operation="listPets"\} \d+/,
+    );
+    // Unknown paths are one label, whatever the path, so scanners cannot blow up the series.
+    await call(s, 'GET', '/v1/a', { key });
+    await call(s, 'GET', '/v1/b', { key });
+    const unmatched = { operation: 'unmatched', method: 'GET', status: '404' };
+    expect(sample(await scrape(s), 'petstore_http_requests_total', unmatched)).toBe(2);
+  });
+
+  it('counts 429s by code and bans', async () => {
+    const s = server();
+    s.clock.set(Date.parse('2026-11-23T02:10:00Z'));
+    const { key } = await s.createKey('enterprise', { perMinute: 1, perDay: 10 });
+    const before = await scrape(s);
+    // One allowed, the first 429 and two tolerated, then the ban and one more during it.
+    for (let i = 0; i < 6; i++) await call(s, 'GET', '/v1/pets', { key });
+    const after = await scrape(s);
+    const delta = (name: string, labels: Record<string, string> = {}) =>
+      sample(after, name, labels) - sample(before, name, labels);
+    expect(delta('petstore_rate_limited_total', { code: 'rate_limited' })).toBe(3);
+    expect(delta('petstore_rate_limited_total', { code: 'api_key_banned' })).toBe(2);
+    expect(delta('petstore_api_key_bans_total')).toBe(1);
+  });
+
+  it('counts calls to the deprecated getPet per key id', async () => {
+    const s = server();
+    s.clock.set(Date.parse('2026-11-23T02:20:00Z'));
+    const a = await s.createKey('pro');
+    const b = await s.createKey('pro');
+    const created = await call(s, 'POST', '/v1/pets', {
+      key: a.key,
+      body: { name: 'Legacy', categoryId: 1 },
+    });
+    const path = `/v1/pets/${(created.body as { id: number }).id}`;
+    for (let i = 0; i < 3; i++) await call(s, 'GET', path, { key: a.key });
+    await call(s, 'GET', '/v1/pets/999999999', { key: b.key });
+    await call(s, 'GET', path); // no key: nobody to name
+    await call(s, 'GET', '/v1/pets', { key: b.key }); // not deprecated
+    const text = await scrape(s);
+    const calls = (keyId: string) =>
+      sample(text, 'petstore_deprecated_operation_calls_total', {
+        operation: 'getPet',
+        key_id: keyId,
+      });
+    expect(calls(a.id)).toBe(3);
+    expect(calls(b.id)).toBe(1);
+    expect(text.match(/petstore_deprecated_operation_calls_total\{/g)).toHaveLength(2);
+  });
+
+  it('reports process metrics and needs no key', async () => {
+    const text = await scrape(server());
+    expect(text).toMatch(/^petstore_process_resident_memory_bytes \d+/m);
+    expect(text).toMatch(/^# HELP petstore_http_requests_total /m);
+  });
+});
