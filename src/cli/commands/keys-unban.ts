@@ -19,7 +19,9 @@ export const keysUnban: Command = {
           `no API key has the id ${JSON.stringify(id)} (see petstore keys list)`,
         );
       }
-      context.stderr.write(`Lifted any ban on ${id}.\n`);
+      context.stderr.write(
+        `Lifted any ban on ${id}; running servers accept it again within 5 seconds.\n`,
+      );
     };
   },
 };
