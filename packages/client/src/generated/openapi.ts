@@ -1,0 +1,590 @@
+/**
+ * Generated from GET /v1/openapi.json by openapi-typescript; do not edit.
+ * Regenerate with: npm run generate:client (a test fails while it is out of date).
+ */
+export type paths = {
+    "/pets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List pets
+         * @description Pets ordered by id ascending, optionally filtered by status. When more pets exist, a `Link: <...>; rel="next"` header gives the URL of the next page.
+         */
+        get: operations["listPets"];
+        put?: never;
+        /**
+         * Add a pet
+         * @description Creates a pet. Send an `Idempotency-Key` to retry safely: the same key and body within 24 hours return the first response again, with `Idempotent-Replayed: true`.
+         */
+        post: operations["createPet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/pets/{petId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a pet (deprecated)
+         * @deprecated
+         * @description Deprecated: removed on Thu, 05 Dec 2030 00:00:00 GMT; from then on it answers 410. Use GET /pets with a status filter instead.
+         */
+        get: operations["getPet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+};
+export type webhooks = Record<string, never>;
+export type components = {
+    schemas: {
+        /**
+         * @description Availability status.
+         * @enum {string}
+         */
+        PetStatus: "available" | "pending" | "sold";
+        /** @description Request body for creating an animal. No status is invented when omitted. */
+        NewPet: {
+            /**
+             * @description The animal's name: 1 to 100 characters, not blank, no control characters. Stored as sent.
+             * @example Rex
+             */
+            name: string;
+            /**
+             * Format: int64
+             * @description Identifier of the category, 1 to 9223372036854775807; kept exactly.
+             */
+            categoryId: number;
+            status?: components["schemas"]["PetStatus"];
+        };
+        /** @description An animal. `status` is absent when it was never set. */
+        Pet: {
+            /**
+             * Format: int64
+             * @description Assigned by the service; at most 2^53-1.
+             */
+            id: number;
+            /** @description The animal's name. */
+            name: string;
+            /**
+             * Format: int64
+             * @description Identifier of the category, 1 to 9223372036854775807; kept exactly.
+             */
+            categoryId: number;
+            status?: components["schemas"]["PetStatus"];
+        };
+        Pets: components["schemas"]["Pet"][];
+        Error: {
+            /**
+             * @description Machine-readable error code (see the error table).
+             * @enum {string}
+             */
+            code: "bad_request" | "invalid_json" | "invalid_body" | "invalid_parameter" | "unauthorized" | "not_found" | "method_not_allowed" | "idempotency_key_in_use" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "api_key_banned" | "internal_error" | "service_unavailable";
+            /** @description What went wrong and what to do about it. */
+            message: string;
+            /** @description The HTTP status code of the response. */
+            status: number;
+        };
+    };
+    responses: never;
+    parameters: never;
+    requestBodies: never;
+    headers: never;
+    pathItems: never;
+};
+export type $defs = Record<string, never>;
+export interface operations {
+    listPets: {
+        parameters: {
+            query?: {
+                /** @description Maximum number of animals returned. */
+                limit?: number;
+                status?: components["schemas"]["PetStatus"];
+                /** @description Opaque position from the `Link: rel="next"` header of the previous page; bound to the same status filter. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of pets. */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the window in force (the one with the fewest left). */
+                    "X-RateLimit-Limit"?: unknown;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining"?: unknown;
+                    /** @description When that window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: unknown;
+                    /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: unknown;
+                    /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
+                    RateLimit?: unknown;
+                    /** @description RFC 8288 link to the next page (rel="next"), present only when more pets exist. */
+                    Link?: unknown;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pets"];
+                };
+            };
+            /** @description Error: invalid_parameter */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the window in force (the one with the fewest left). */
+                    "X-RateLimit-Limit"?: unknown;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining"?: unknown;
+                    /** @description When that window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: unknown;
+                    /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: unknown;
+                    /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
+                    RateLimit?: unknown;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: unauthorized */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the window in force (the one with the fewest left). */
+                    "X-RateLimit-Limit"?: unknown;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining"?: unknown;
+                    /** @description When that window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: unknown;
+                    /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: unknown;
+                    /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
+                    RateLimit?: unknown;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: rate_limited, api_key_banned */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the window in force (the one with the fewest left). */
+                    "X-RateLimit-Limit"?: unknown;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining"?: unknown;
+                    /** @description When that window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: unknown;
+                    /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: unknown;
+                    /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
+                    RateLimit?: unknown;
+                    /** @description Whole seconds to wait: until the refusing window resets, or the ban ends. Then back off exponentially with jitter. */
+                    "Retry-After"?: unknown;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: internal_error */
+            500: {
+                headers: {
+                    /** @description Requests allowed in the window in force (the one with the fewest left). */
+                    "X-RateLimit-Limit"?: unknown;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining"?: unknown;
+                    /** @description When that window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: unknown;
+                    /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: unknown;
+                    /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
+                    RateLimit?: unknown;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createPet: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retried create safe: the same key with the same body returns the first response again for 24 hours. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Request body for creating an animal. No status is invented when omitted. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The animal's name: 1 to 100 characters, not blank, no control characters. Stored as sent.
+                     * @example Rex
+                     */
+                    name: string;
+                    /**
+                     * Format: int64
+                     * @description Identifier of the category, 1 to 9223372036854775807; kept exactly.
+                     */
+                    categoryId: number;
+                    status?: components["schemas"]["PetStatus"];
+                };
+            };
+        };
+        responses: {
+            /** @description The pet was added; the body carries its id. */
+            201: {
+                headers: {
+                    /** @description Requests allowed in the window in force (the one with the fewest left). */
+                    "X-RateLimit-Limit"?: unknown;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining"?: unknown;
+                    /** @description When that window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: unknown;
+                    /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: unknown;
+                    /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
+                    RateLimit?: unknown;
+                    /** @description Path of the new pet. */
+                    Location?: unknown;
+                    /** @description `true` when this is the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: unknown;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pet"];
+                };
+            };
+            /** @description Error: invalid_body, invalid_json, invalid_parameter */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the window in force (the one with the fewest left). */
+                    "X-RateLimit-Limit"?: unknown;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining"?: unknown;
+                    /** @description When that window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: unknown;
+                    /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: unknown;
+                    /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
+                    RateLimit?: unknown;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: unauthorized */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the window in force (the one with the fewest left). */
+                    "X-RateLimit-Limit"?: unknown;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining"?: unknown;
+                    /** @description When that window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: unknown;
+                    /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: unknown;
+                    /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
+                    RateLimit?: unknown;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: idempotency_key_in_use */
+            409: {
+                headers: {
+                    /** @description Requests allowed in the window in force (the one with the fewest left). */
+                    "X-RateLimit-Limit"?: unknown;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining"?: unknown;
+                    /** @description When that window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: unknown;
+                    /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: unknown;
+                    /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
+                    RateLimit?: unknown;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: payload_too_large */
+            413: {
+                headers: {
+                    /** @description Requests allowed in the window in force (the one with the fewest left). */
+                    "X-RateLimit-Limit"?: unknown;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining"?: unknown;
+                    /** @description When that window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: unknown;
+                    /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: unknown;
+                    /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
+                    RateLimit?: unknown;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: unsupported_media_type */
+            415: {
+                headers: {
+                    /** @description Requests allowed in the window in force (the one with the fewest left). */
+                    "X-RateLimit-Limit"?: unknown;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining"?: unknown;
+                    /** @description When that window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: unknown;
+                    /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: unknown;
+                    /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
+                    RateLimit?: unknown;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: idempotency_key_reused */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the window in force (the one with the fewest left). */
+                    "X-RateLimit-Limit"?: unknown;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining"?: unknown;
+                    /** @description When that window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: unknown;
+                    /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: unknown;
+                    /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
+                    RateLimit?: unknown;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: rate_limited, api_key_banned */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the window in force (the one with the fewest left). */
+                    "X-RateLimit-Limit"?: unknown;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining"?: unknown;
+                    /** @description When that window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: unknown;
+                    /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: unknown;
+                    /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
+                    RateLimit?: unknown;
+                    /** @description Whole seconds to wait: until the refusing window resets, or the ban ends. Then back off exponentially with jitter. */
+                    "Retry-After"?: unknown;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: internal_error */
+            500: {
+                headers: {
+                    /** @description Requests allowed in the window in force (the one with the fewest left). */
+                    "X-RateLimit-Limit"?: unknown;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining"?: unknown;
+                    /** @description When that window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: unknown;
+                    /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: unknown;
+                    /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
+                    RateLimit?: unknown;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getPet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the animal to retrieve. */
+                petId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The pet. */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the window in force (the one with the fewest left). */
+                    "X-RateLimit-Limit"?: unknown;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining"?: unknown;
+                    /** @description When that window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: unknown;
+                    /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: unknown;
+                    /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
+                    RateLimit?: unknown;
+                    /** @description RFC 9745: when this operation was deprecated (@<unix seconds>). */
+                    Deprecation?: unknown;
+                    /** @description RFC 8594: removal date, Thu, 05 Dec 2030 00:00:00 GMT. */
+                    Sunset?: unknown;
+                    /** @description The replacement: GET /pets with a status filter (rel="successor-version"). */
+                    Link?: unknown;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pet"];
+                };
+            };
+            /** @description Error: invalid_parameter */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the window in force (the one with the fewest left). */
+                    "X-RateLimit-Limit"?: unknown;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining"?: unknown;
+                    /** @description When that window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: unknown;
+                    /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: unknown;
+                    /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
+                    RateLimit?: unknown;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: unauthorized */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the window in force (the one with the fewest left). */
+                    "X-RateLimit-Limit"?: unknown;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining"?: unknown;
+                    /** @description When that window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: unknown;
+                    /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: unknown;
+                    /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
+                    RateLimit?: unknown;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: not_found */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the window in force (the one with the fewest left). */
+                    "X-RateLimit-Limit"?: unknown;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining"?: unknown;
+                    /** @description When that window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: unknown;
+                    /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: unknown;
+                    /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
+                    RateLimit?: unknown;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: gone */
+            410: {
+                headers: {
+                    /** @description Requests allowed in the window in force (the one with the fewest left). */
+                    "X-RateLimit-Limit"?: unknown;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining"?: unknown;
+                    /** @description When that window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: unknown;
+                    /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: unknown;
+                    /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
+                    RateLimit?: unknown;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: rate_limited, api_key_banned */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the window in force (the one with the fewest left). */
+                    "X-RateLimit-Limit"?: unknown;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining"?: unknown;
+                    /** @description When that window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: unknown;
+                    /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: unknown;
+                    /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
+                    RateLimit?: unknown;
+                    /** @description Whole seconds to wait: until the refusing window resets, or the ban ends. Then back off exponentially with jitter. */
+                    "Retry-After"?: unknown;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: internal_error */
+            500: {
+                headers: {
+                    /** @description Requests allowed in the window in force (the one with the fewest left). */
+                    "X-RateLimit-Limit"?: unknown;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining"?: unknown;
+                    /** @description When that window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: unknown;
+                    /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy"?: unknown;
+                    /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
+                    RateLimit?: unknown;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+}
