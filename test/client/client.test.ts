@@ -4,6 +4,7 @@ import {
   PetApiError,
   PetClient,
   PetClientError,
+  type PetClientOptions,
 } from '@pet-adoption/client';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { startDroppingProxy } from '../helpers/dropping-proxy.js';
@@ -21,11 +22,7 @@ function countingFetch() {
   return { sent, fetch: wrapped };
 }
 
-function client(
-  s: TestServer,
-  apiKey: string,
-  extra: Partial<ConstructorParameters<typeof PetClient>[0]> = {},
-) {
+function client(s: TestServer, apiKey: string, extra: Partial<PetClientOptions<'number'>> = {}) {
   return new PetClient({
     baseUrl: s.url,
     apiKey,
