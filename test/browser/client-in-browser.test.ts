@@ -1,0 +1,82 @@
+import { existsSync } from 'node:fs';
+import { build } from 'esbuild';
+import { type Browser, chromium } from 'playwright-core';
+import { afterAll, describe, expect, it } from 'vitest';
+import { useServer } from '../helpers/test-server.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const haveChromium = existsSync(CHROMIUM);
+if (!haveChromium && process.env.CI === 'true') {
+  throw new Error(`${CHROMIUM} is missing: install it with apt-get install -y chromium`);
+}
+if (!haveChromium) console.warn(`skipping the browser tests: ${CHROMIUM} is not installed`);
+
+const server = useServer();
+let browser: Browser | undefined;
+afterAll(async () => {
+  await browser?.close();
+});
+
+describe.skipIf(!haveChromium)('@pet-adoption/client in a browser', () => {
+  it('creates and lists pets with fetch, exact int64 included, in headless Chromium', async () => {
+    const s = server();
+    const { key } = await s.createKey('pro');
+    const bundle = await build({
+      entryPoints: [new URL('../../packages/client/dist/index.js', import.meta.url).pathname],
+      bundle: true,
+      format: 'iife',
+      globalName: 'PetAdoption',
+      platform: 'browser',
+      write: false,
+      logLevel: 'silent',
+    });
+    const code = new TextDecoder().decode(bundle.outputFiles[0]?.contents);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      timeout: 15_000,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
+    });
+    const page = await browser.newPage();
+    // Same origin as the API, so no CORS is involved; the page is only a place to run the client.
+    await page.goto(`${s.url}/healthz`, { timeout: 10_000 });
+    // Strict-mode code evaluated this way keeps its `var`s to itself, so publish the global by hand.
+    await page.evaluate(`${code}\nglobalThis.PetAdoption = PetAdoption;`);
+    const result = await page.evaluate(async (apiKey: string) => {
+      type Client = {
+        createPet(pet: {
+          name: string;
+          categoryId: bigint;
+        }): Promise<{ id: bigint; categoryId: bigint }>;
+        listPets(query: { limit: number }): AsyncIterable<{ id: bigint; name: string }>;
+        quota?: { limit: number };
+      };
+      const lib = (
+        globalThis as unknown as { PetAdoption: { PetClient: new (o: object) => Client } }
+      ).PetAdoption;
+      const client = new lib.PetClient({ baseUrl: location.origin, apiKey, int64: 'bigint' });
+      const created = await client.createPet({ name: 'Browser', categoryId: 2n ** 63n - 1n });
+      const names: string[] = [];
+      for await (const pet of client.listPets({ limit: 2 })) names.push(pet.name);
+      return {
+        categoryId: created.categoryId.toString(),
+        idType: typeof created.id,
+        names,
+        limit: client.quota?.limit,
+      };
+    }, key);
+    expect(result).toMatchObject({
+      categoryId: '9223372036854775807',
+      idType: 'bigint',
+      limit: 300,
+    });
+    expect(result.names).toContain('Browser');
+  });
+});
