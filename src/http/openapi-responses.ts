@@ -38,11 +38,25 @@ const RETRY_AFTER: HeaderDoc = {
   },
 };
 
+/**
+ * @fastify/swagger reads each response header as the header's schema, lifts its description out
+ * and wraps the rest in `schema`. Given the OpenAPI form, it would nest it into
+ * `schema: {schema: ...}`, a schema that accepts any value.
+ */
+function swaggerHeaders(headers: HeaderDoc) {
+  return Object.fromEntries(
+    Object.entries(headers).map(([name, { description, schema }]) => [
+      name,
+      { ...schema, description },
+    ]),
+  );
+}
+
 /** A response as both Fastify's serializer and the OpenAPI document read it. */
 export function jsonResponse(description: string, schema: TSchema, headers?: HeaderDoc) {
   return {
     description,
-    headers: { ...RATE_LIMIT_HEADERS, ...headers },
+    headers: swaggerHeaders({ ...RATE_LIMIT_HEADERS, ...headers }),
     content: { 'application/json': { schema } },
   };
 }

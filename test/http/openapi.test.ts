@@ -12,7 +12,7 @@ interface Operation {
     string,
     {
       content?: Record<string, { schema: { $ref?: string } }>;
-      headers?: Record<string, unknown>;
+      headers?: Record<string, { description?: string; schema?: Record<string, unknown> }>;
     }
   >;
   parameters?: { name: string; in: string }[];
@@ -109,6 +109,22 @@ describe('GET /v1/openapi.json', () => {
       }
     }
     expect(doc.info.description).toMatch(/\| free \| 60 \| 1000 \|/);
+  });
+
+  it('gives every response header a schema with a type, so validators check its value', async () => {
+    const doc = await document();
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        for (const [status, response] of Object.entries(op.responses)) {
+          for (const [name, header] of Object.entries(response.headers ?? {})) {
+            expect(header.schema?.type, `${method} ${path} ${status} ${name}`).toMatch(
+              /^(integer|string)$/,
+            );
+            expect(header.description, `${method} ${path} ${status} ${name}`).toBeTruthy();
+          }
+        }
+      }
+    }
   });
 
   it('describes int64 fields as integer/int64 without a rounded maximum', async () => {

@@ -127,17 +127,17 @@ export interface operations {
             200: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: unknown;
+                    "X-RateLimit-Limit"?: number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: unknown;
+                    "X-RateLimit-Remaining"?: number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: unknown;
+                    "X-RateLimit-Reset"?: number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: unknown;
+                    "RateLimit-Policy"?: string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: unknown;
+                    RateLimit?: string;
                     /** @description RFC 8288 link to the next page (rel="next"), present only when more pets exist. */
-                    Link?: unknown;
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -148,15 +148,15 @@ export interface operations {
             400: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: unknown;
+                    "X-RateLimit-Limit"?: number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: unknown;
+                    "X-RateLimit-Remaining"?: number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: unknown;
+                    "X-RateLimit-Reset"?: number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: unknown;
+                    "RateLimit-Policy"?: string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: unknown;
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -167,15 +167,15 @@ export interface operations {
             401: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: unknown;
+                    "X-RateLimit-Limit"?: number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: unknown;
+                    "X-RateLimit-Remaining"?: number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: unknown;
+                    "X-RateLimit-Reset"?: number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: unknown;
+                    "RateLimit-Policy"?: string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: unknown;
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -186,17 +186,17 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: unknown;
+                    "X-RateLimit-Limit"?: number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: unknown;
+                    "X-RateLimit-Remaining"?: number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: unknown;
+                    "X-RateLimit-Reset"?: number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: unknown;
+                    "RateLimit-Policy"?: string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: unknown;
+                    RateLimit?: string;
                     /** @description Whole seconds to wait: until the refusing window resets, or the ban ends. Then back off exponentially with jitter. */
-                    "Retry-After"?: unknown;
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -207,15 +207,15 @@ export interface operations {
             500: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: unknown;
+                    "X-RateLimit-Limit"?: number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: unknown;
+                    "X-RateLimit-Remaining"?: number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: unknown;
+                    "X-RateLimit-Reset"?: number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: unknown;
+                    "RateLimit-Policy"?: string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: unknown;
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -234,22 +234,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Request body for creating an animal. No status is invented when omitted. */
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description The animal's name: 1 to 100 characters, not blank, no control characters. Stored as sent.
-                     * @example Rex
-                     */
-                    name: string;
-                    /**
-                     * Format: int64
-                     * @description Identifier of the category, 1 to 9223372036854775807; kept exactly.
-                     */
-                    categoryId: number;
-                    status?: components["schemas"]["PetStatus"];
-                };
+                "application/json": components["schemas"]["NewPet"];
             };
         };
         responses: {
@@ -257,19 +244,19 @@ export interface operations {
             201: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: unknown;
+                    "X-RateLimit-Limit"?: number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: unknown;
+                    "X-RateLimit-Remaining"?: number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: unknown;
+                    "X-RateLimit-Reset"?: number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: unknown;
+                    "RateLimit-Policy"?: string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: unknown;
+                    RateLimit?: string;
                     /** @description Path of the new pet. */
-                    Location?: unknown;
+                    Location?: string;
                     /** @description `true` when this is the stored response of an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: unknown;
+                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -280,15 +267,15 @@ export interface operations {
             400: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: unknown;
+                    "X-RateLimit-Limit"?: number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: unknown;
+                    "X-RateLimit-Remaining"?: number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: unknown;
+                    "X-RateLimit-Reset"?: number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: unknown;
+                    "RateLimit-Policy"?: string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: unknown;
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -299,15 +286,15 @@ export interface operations {
             401: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: unknown;
+                    "X-RateLimit-Limit"?: number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: unknown;
+                    "X-RateLimit-Remaining"?: number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: unknown;
+                    "X-RateLimit-Reset"?: number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: unknown;
+                    "RateLimit-Policy"?: string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: unknown;
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -318,15 +305,15 @@ export interface operations {
             409: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: unknown;
+                    "X-RateLimit-Limit"?: number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: unknown;
+                    "X-RateLimit-Remaining"?: number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: unknown;
+                    "X-RateLimit-Reset"?: number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: unknown;
+                    "RateLimit-Policy"?: string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: unknown;
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -337,15 +324,15 @@ export interface operations {
             413: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: unknown;
+                    "X-RateLimit-Limit"?: number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: unknown;
+                    "X-RateLimit-Remaining"?: number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: unknown;
+                    "X-RateLimit-Reset"?: number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: unknown;
+                    "RateLimit-Policy"?: string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: unknown;
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -356,15 +343,15 @@ export interface operations {
             415: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: unknown;
+                    "X-RateLimit-Limit"?: number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: unknown;
+                    "X-RateLimit-Remaining"?: number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: unknown;
+                    "X-RateLimit-Reset"?: number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: unknown;
+                    "RateLimit-Policy"?: string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: unknown;
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -375,15 +362,15 @@ export interface operations {
             422: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: unknown;
+                    "X-RateLimit-Limit"?: number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: unknown;
+                    "X-RateLimit-Remaining"?: number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: unknown;
+                    "X-RateLimit-Reset"?: number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: unknown;
+                    "RateLimit-Policy"?: string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: unknown;
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -394,17 +381,17 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: unknown;
+                    "X-RateLimit-Limit"?: number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: unknown;
+                    "X-RateLimit-Remaining"?: number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: unknown;
+                    "X-RateLimit-Reset"?: number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: unknown;
+                    "RateLimit-Policy"?: string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: unknown;
+                    RateLimit?: string;
                     /** @description Whole seconds to wait: until the refusing window resets, or the ban ends. Then back off exponentially with jitter. */
-                    "Retry-After"?: unknown;
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -415,15 +402,15 @@ export interface operations {
             500: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: unknown;
+                    "X-RateLimit-Limit"?: number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: unknown;
+                    "X-RateLimit-Remaining"?: number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: unknown;
+                    "X-RateLimit-Reset"?: number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: unknown;
+                    "RateLimit-Policy"?: string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: unknown;
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -448,21 +435,21 @@ export interface operations {
             200: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: unknown;
+                    "X-RateLimit-Limit"?: number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: unknown;
+                    "X-RateLimit-Remaining"?: number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: unknown;
+                    "X-RateLimit-Reset"?: number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: unknown;
+                    "RateLimit-Policy"?: string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: unknown;
+                    RateLimit?: string;
                     /** @description RFC 9745: when this operation was deprecated (@<unix seconds>). */
-                    Deprecation?: unknown;
+                    Deprecation?: string;
                     /** @description RFC 8594: removal date, Thu, 05 Dec 2030 00:00:00 GMT. */
-                    Sunset?: unknown;
+                    Sunset?: string;
                     /** @description The replacement: GET /pets with a status filter (rel="successor-version"). */
-                    Link?: unknown;
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -473,15 +460,15 @@ export interface operations {
             400: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: unknown;
+                    "X-RateLimit-Limit"?: number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: unknown;
+                    "X-RateLimit-Remaining"?: number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: unknown;
+                    "X-RateLimit-Reset"?: number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: unknown;
+                    "RateLimit-Policy"?: string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: unknown;
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -492,15 +479,15 @@ export interface operations {
             401: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: unknown;
+                    "X-RateLimit-Limit"?: number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: unknown;
+                    "X-RateLimit-Remaining"?: number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: unknown;
+                    "X-RateLimit-Reset"?: number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: unknown;
+                    "RateLimit-Policy"?: string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: unknown;
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -511,15 +498,15 @@ export interface operations {
             404: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: unknown;
+                    "X-RateLimit-Limit"?: number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: unknown;
+                    "X-RateLimit-Remaining"?: number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: unknown;
+                    "X-RateLimit-Reset"?: number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: unknown;
+                    "RateLimit-Policy"?: string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: unknown;
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -530,15 +517,15 @@ export interface operations {
             410: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: unknown;
+                    "X-RateLimit-Limit"?: number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: unknown;
+                    "X-RateLimit-Remaining"?: number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: unknown;
+                    "X-RateLimit-Reset"?: number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: unknown;
+                    "RateLimit-Policy"?: string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: unknown;
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -549,17 +536,17 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: unknown;
+                    "X-RateLimit-Limit"?: number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: unknown;
+                    "X-RateLimit-Remaining"?: number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: unknown;
+                    "X-RateLimit-Reset"?: number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: unknown;
+                    "RateLimit-Policy"?: string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: unknown;
+                    RateLimit?: string;
                     /** @description Whole seconds to wait: until the refusing window resets, or the ban ends. Then back off exponentially with jitter. */
-                    "Retry-After"?: unknown;
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -570,15 +557,15 @@ export interface operations {
             500: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: unknown;
+                    "X-RateLimit-Limit"?: number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: unknown;
+                    "X-RateLimit-Remaining"?: number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: unknown;
+                    "X-RateLimit-Reset"?: number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: unknown;
+                    "RateLimit-Policy"?: string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: unknown;
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -21,7 +21,7 @@ export function registerCreatePet(app: FastifyInstance, pets: PetService): void 
           'Creates a pet. Send an `Idempotency-Key` to retry safely: the same key and body within 24 hours return the first response again, with `Idempotent-Replayed: true`.',
         tags: ['Pets'],
         headers: IdempotencyHeadersSchema,
-        body: NewPetSchema,
+        body: Type.Ref(NewPetSchema),
         response: {
           201: jsonResponse('The pet was added; the body carries its id.', Type.Ref(PetSchema), {
             Location: { description: 'Path of the new pet.', schema: { type: 'string' } },
