@@ -49,29 +49,33 @@ describe.skipIf(!haveChromium)('@pet-adoption/client in a browser', () => {
     await page.goto(`${s.url}/healthz`, { timeout: 10_000 });
     // Strict-mode code evaluated this way keeps its `var`s to itself, so publish the global by hand.
     await page.evaluate(`${code}\nglobalThis.PetAdoption = PetAdoption;`);
-    const result = await page.evaluate(async (apiKey: string) => {
-      type Client = {
-        createPet(pet: {
-          name: string;
-          categoryId: bigint;
-        }): Promise<{ id: bigint; categoryId: bigint }>;
-        listPets(query: { limit: number }): AsyncIterable<{ id: bigint; name: string }>;
-        quota?: { limit: number };
-      };
-      const lib = (
-        globalThis as unknown as { PetAdoption: { PetClient: new (o: object) => Client } }
-      ).PetAdoption;
-      const client = new lib.PetClient({ baseUrl: location.origin, apiKey, int64: 'bigint' });
-      const created = await client.createPet({ name: 'Browser', categoryId: 2n ** 63n - 1n });
-      const names: string[] = [];
-      for await (const pet of client.listPets({ limit: 2 })) names.push(pet.name);
-      return {
-        categoryId: created.categoryId.toString(),
-        idType: typeof created.id,
-        names,
-        limit: client.quota?.limit,
-      };
-    }, key);
+    // The page's own origin, passed in: the test is type-checked without the DOM library.
+    const result = await page.evaluate(
+      async ({ apiKey, baseUrl }) => {
+        type Client = {
+          createPet(pet: {
+            name: string;
+            categoryId: bigint;
+          }): Promise<{ id: bigint; categoryId: bigint }>;
+          listPets(query: { limit: number }): AsyncIterable<{ id: bigint; name: string }>;
+          quota?: { limit: number };
+        };
+        const lib = (
+          globalThis as unknown as { PetAdoption: { PetClient: new (o: object) => Client } }
+        ).PetAdoption;
+        const client = new lib.PetClient({ baseUrl, apiKey, int64: 'bigint' });
+        const created = await client.createPet({ name: 'Browser', categoryId: 2n ** 63n - 1n });
+        const names: string[] = [];
+        for await (const pet of client.listPets({ limit: 2 })) names.push(pet.name);
+        return {
+          categoryId: created.categoryId.toString(),
+          idType: typeof created.id,
+          names,
+          limit: client.quota?.limit,
+        };
+      },
+      { apiKey: key, baseUrl: new URL(page.url()).origin },
+    );
     expect(result).toMatchObject({
       categoryId: '9223372036854775807',
       idType: 'bigint',
