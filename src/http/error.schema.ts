@@ -12,5 +12,10 @@ export const ErrorSchema = Type.Object(
     message: Type.String({ description: 'What went wrong and what to do about it.' }),
     status: Type.Integer({ description: 'The HTTP status code of the response.' }),
   },
-  { $id: 'Error', additionalProperties: false },
+  {
+    $id: 'Error',
+    additionalProperties: false,
+    // Each error response of the document shows its own codes (src/http/plugins/openapi.ts).
+    examples: [{ code: 'not_found', message: 'No pet has id 7', status: 404 }],
+  },
 );

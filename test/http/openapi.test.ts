@@ -1,6 +1,15 @@
 import { readFileSync } from 'node:fs';
+import type { TSchema } from '@sinclair/typebox';
 import { describe, expect, it } from 'vitest';
-import { ERROR_STATUS } from '../../src/http/errors.js';
+import { ErrorSchema } from '../../src/http/error.schema.js';
+import { type ErrorBody, ERROR_STATUS, type ErrorCode } from '../../src/http/errors.js';
+import {
+  NewPetSchema,
+  PetSchema,
+  PetsSchema,
+  PetStatusSchema,
+} from '../../src/http/routes/pets/pet.schema.js';
+import { createValidatorCompiler, type JsonSchema } from '../../src/http/validation.js';
 import { call, useServer } from '../helpers/test-server.js';
 
 const server = useServer({ env: { PUBLIC_BASE_URL: 'https://pets.example.com' } });
@@ -11,11 +20,15 @@ interface Operation {
   responses: Record<
     string,
     {
-      content?: Record<string, { schema: { $ref?: string } }>;
+      description?: string;
+      content?: Record<
+        string,
+        { schema: { $ref?: string }; examples?: Record<string, { value: ErrorBody }> }
+      >;
       headers?: Record<string, { description?: string; schema?: Record<string, unknown> }>;
     }
   >;
-  parameters?: { name: string; in: string }[];
+  parameters?: { name: string; in: string; example?: unknown }[];
 }
 type Document = {
   openapi: string;
@@ -149,5 +162,125 @@ describe('GET /v1/openapi.json', () => {
         new RegExp(`\\|\\s*\`${code}\`\\s*\\|\\s*${status}\\s*\\|`),
       );
     }
+  });
+});
+
+/** Checks a value as the service checks a request body against the schema, e.g. NewPet. */
+function accepts(schema: TSchema, value: unknown): string | undefined {
+  const compile = createValidatorCompiler([
+    PetStatusSchema,
+    NewPetSchema,
+    PetSchema,
+    PetsSchema,
+    ErrorSchema,
+  ] as JsonSchema[]);
+  const validate = compile({ schema, method: 'POST', url: '/', httpPart: 'body' });
+  const result = validate(value) as { error?: Error };
+  return result.error?.message;
+}
+
+function examplesOf(doc: Document, name: string): unknown[] {
+  const schema = doc.components.schemas[name] as { examples?: unknown[] };
+  expect(schema.examples, name).toBeDefined();
+  return schema.examples ?? [];
+}
+
+describe('the examples in /v1/openapi.json', () => {
+  it('are values the service accepts and answers, for bodies, responses and errors', async () => {
+    const doc = await document();
+    for (const pet of examplesOf(doc, 'NewPet')) expect(accepts(NewPetSchema, pet)).toBeUndefined();
+    for (const pet of examplesOf(doc, 'Pet')) expect(accepts(PetSchema, pet)).toBeUndefined();
+    const pages = examplesOf(doc, 'Pets') as unknown[][];
+    for (const pet of pages.flat()) expect(accepts(PetSchema, pet)).toBeUndefined();
+    expect(pages.flat().length).toBeGreaterThan(1);
+    for (const body of examplesOf(doc, 'Error')) expect(accepts(ErrorSchema, body)).toBeUndefined();
+
+    // The request example, sent as it is, creates the pet the response example shows.
+    const { key } = await server().createKey('pro');
+    const [newPet] = examplesOf(doc, 'NewPet');
+    const created = await call(server(), 'POST', '/v1/pets', { key, body: newPet });
+    expect(created.status).toBe(201);
+    const [pet] = examplesOf(doc, 'Pet');
+    expect(created.body).toEqual({ ...(pet as object), id: (created.body as { id: number }).id });
+  });
+
+  it('give the parameters values the service accepts', async () => {
+    const doc = await document();
+    const { key } = await server().createKey('pro');
+    const limit = doc.paths['/pets']?.get?.parameters?.find((p) => p.name === 'limit');
+    const petId = doc.paths['/pets/{petId}']?.get?.parameters?.find((p) => p.name === 'petId');
+    expect(limit?.example).toBeTypeOf('number');
+    expect(petId?.example).toBeTypeOf('number');
+    const page = await call(server(), 'GET', `/v1/pets?limit=${String(limit?.example)}`, { key });
+    expect(page.status).toBe(200);
+    const one = await call(server(), 'GET', `/v1/pets/${String(petId?.example)}`, { key });
+    expect([200, 404]).toContain(one.status);
+  });
+
+  it('show each error response with one example per code it lists, as the service answers it', async () => {
+    const doc = await document();
+    const shown = new Map<string, ErrorBody>();
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        for (const [status, response] of Object.entries(op.responses)) {
+          const media = response.content?.['application/json'];
+          if (media?.schema.$ref !== '#/components/schemas/Error') continue;
+          const where = `${method} ${path} ${status}`;
+          const listed = (response.description ?? '').replace(/^Error: /, '').split(', ');
+          expect(Object.keys(media.examples ?? {}), where).toEqual(listed);
+          for (const [code, { value }] of Object.entries(media.examples ?? {})) {
+            expect(value, where).toMatchObject({ code, status: Number(status) });
+            expect(ERROR_STATUS[code as ErrorCode], where).toBe(Number(status));
+            expect(accepts(ErrorSchema, value), where).toBeUndefined();
+            shown.set(`${op.operationId} ${code}`, value);
+          }
+        }
+      }
+    }
+
+    // Every example a single request can cause is the service's own answer, word for word.
+    const s = server();
+    const { key } = await s.createKey('pro');
+    const json = { 'content-type': 'application/json' };
+    const answers: Record<string, Promise<{ body: unknown }>> = {
+      'listPets invalid_parameter': call(s, 'GET', '/v1/pets?limit=0', { key }),
+      'listPets unauthorized': call(s, 'GET', '/v1/pets'),
+      'getPet invalid_parameter': call(s, 'GET', '/v1/pets/abc', { key }),
+      'getPet not_found': call(s, 'GET', '/v1/pets/7', { key }),
+      'createPet invalid_parameter': call(s, 'POST', '/v1/pets', {
+        key,
+        body: { name: 'Rex', categoryId: 3 },
+        headers: { 'idempotency-key': 'k'.repeat(256) },
+      }),
+      'createPet invalid_body': call(s, 'POST', '/v1/pets', {
+        key,
+        body: { name: 'Rex', categoryId: 0 },
+      }),
+      'createPet invalid_json': call(s, 'POST', '/v1/pets', {
+        key,
+        rawBody: '{"name":"Rex"',
+        headers: json,
+      }),
+      'createPet unsupported_media_type': call(s, 'POST', '/v1/pets', { key, rawBody: 'name=Rex' }),
+      'createPet payload_too_large': call(s, 'POST', '/v1/pets', {
+        key,
+        rawBody: JSON.stringify({ name: 'x'.repeat(17_000), categoryId: 1 }),
+        headers: json,
+      }),
+    };
+    for (const [name, answer] of Object.entries(answers)) {
+      expect(shown.get(name), name).toEqual((await answer).body);
+    }
+    const first = {
+      key,
+      body: { name: 'Rex', categoryId: 3 },
+      headers: { 'idempotency-key': 'ex' },
+    };
+    expect((await call(s, 'POST', '/v1/pets', first)).status).toBe(201);
+    const reused = await call(s, 'POST', '/v1/pets', {
+      ...first,
+      body: { name: 'Max', categoryId: 3 },
+    });
+    expect(shown.get('createPet idempotency_key_reused')).toEqual(reused.body);
   });
 });

@@ -2,9 +2,10 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../config/config.js';
+import { GET_PET_SUNSET_AT } from '../../domain/pets/deprecation.js';
 import { PLAN_LIMITS } from '../../domain/rate-limits/plans.js';
 import { ADDRESS_LIMIT_PER_MINUTE } from '../../domain/rate-limits/rate-limiter.js';
-import { ERROR_STATUS } from '../errors.js';
+import { type ErrorBody, ERROR_STATUS, type ErrorCode } from '../errors.js';
 
 const ERROR_TABLE = Object.entries(ERROR_STATUS)
   .map(([code, status]) => `| \`${code}\` | ${status} |`)
@@ -41,6 +42,82 @@ Every error is \`{code, message, status}\`:
 |---|---|
 ${ERROR_TABLE}`;
 
+/** What the service answers for each code, as an example body in the document. */
+const ERROR_MESSAGES: Record<ErrorCode, string> = {
+  bad_request: 'The request path is not valid percent-encoding',
+  invalid_json:
+    "Request body is not valid JSON: Expected ',' or '}' after property value in JSON at position 13",
+  invalid_body: 'categoryId must be an integer from 1 to 9223372036854775807',
+  invalid_parameter: 'limit must be an integer from 1 to 100',
+  unauthorized: 'Missing API key: send it as Authorization: Bearer <key>',
+  not_found: 'No pet has id 7',
+  method_not_allowed: 'DELETE is not allowed here; use GET, HEAD',
+  idempotency_key_in_use:
+    'A request with this Idempotency-Key is still being processed; retry after it finishes',
+  gone: `GET /v1/pets/{petId} was removed on ${new Date(GET_PET_SUNSET_AT).toUTCString()}; use GET /v1/pets with a status filter`,
+  payload_too_large: 'Request body is larger than 16 KiB',
+  unsupported_media_type: 'Send the request body as Content-Type: application/json',
+  idempotency_key_reused:
+    'This Idempotency-Key was already used with a different request body; use a new key for a new pet',
+  rate_limited:
+    'Rate limit of 60 requests per minute reached for this API key; retry after 17 seconds (Retry-After)',
+  api_key_banned:
+    'This API key is banned for 900 more seconds for sending requests after 429 responses; wait for Retry-After, then back off exponentially',
+  internal_error:
+    'Something went wrong on our side; retry later, and quote the X-Request-Id if it persists',
+  service_unavailable: 'The database does not answer; retry shortly',
+};
+
+/** Where an operation refuses a parameter of its own, its example names that parameter. */
+const OPERATION_ERROR_MESSAGES: Record<string, Partial<Record<ErrorCode, string>>> = {
+  createPet: { invalid_parameter: 'idempotency-key must be 1 to 255 characters' },
+  getPet: { invalid_parameter: 'petId must be an integer from 1 to 9223372036854775807' },
+};
+
+interface MediaDoc {
+  schema?: { $ref?: string };
+  examples?: Record<string, { summary: string; value: ErrorBody }>;
+}
+interface ResponseDoc {
+  description?: string;
+  content?: Record<string, MediaDoc>;
+}
+interface OperationDoc {
+  operationId?: string;
+  responses?: Record<string, ResponseDoc>;
+}
+
+/**
+ * Gives each error response of each operation one example body per code it can carry (the codes
+ * its description lists, e.g. "Error: rate_limited, api_key_banned"), so the docs page shows a
+ * 429 as a 429 rather than the Error schema's one generic example.
+ */
+function addErrorExamples(paths: Record<string, Record<string, OperationDoc>>): void {
+  for (const item of Object.values(paths)) {
+    for (const operation of Object.values(item)) {
+      const own = OPERATION_ERROR_MESSAGES[operation.operationId ?? ''] ?? {};
+      for (const [status, response] of Object.entries(operation.responses ?? {})) {
+        const media = response.content?.['application/json'];
+        if (media?.schema?.$ref !== '#/components/schemas/Error') continue;
+        const ofStatus = (Object.keys(ERROR_STATUS) as ErrorCode[]).filter(
+          (code) => String(ERROR_STATUS[code]) === status,
+        );
+        // In the order the description lists them; all codes of the status if it names none.
+        const words = (response.description ?? '').split(/[^a-z_]+/);
+        const listed = ofStatus
+          .filter((code) => words.includes(code))
+          .sort((a, b) => words.indexOf(a) - words.indexOf(b));
+        const examples: MediaDoc['examples'] = {};
+        for (const code of listed.length > 0 ? listed : ofStatus) {
+          const message = own[code] ?? ERROR_MESSAGES[code];
+          examples[code] = { summary: code, value: { code, message, status: ERROR_STATUS[code] } };
+        }
+        response.content = { ...response.content, 'application/json': { ...media, examples } };
+      }
+    }
+  }
+}
+
 /**
  * The OpenAPI 3.1 document is generated from the route schemas, the same ones that validate
  * requests, so the two cannot drift apart. Must be registered before the routes it describes.
@@ -72,6 +149,13 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
       schema: url.startsWith('/v1/') ? schema : { ...schema, hide: true },
       url,
     }),
+    transformObject: (document) => {
+      if (!('openapiObject' in document)) return document.swaggerObject;
+      const paths = document.openapiObject.paths as
+        Record<string, Record<string, OperationDoc>> | undefined;
+      if (paths !== undefined) addErrorExamples(paths);
+      return document.openapiObject;
+    },
   });
 }
 

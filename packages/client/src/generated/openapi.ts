@@ -54,10 +54,18 @@ export type components = {
     schemas: {
         /**
          * @description Availability status.
+         * @example available
          * @enum {string}
          */
         PetStatus: "available" | "pending" | "sold";
-        /** @description Request body for creating an animal. No status is invented when omitted. */
+        /**
+         * @description Request body for creating an animal. No status is invented when omitted.
+         * @example {
+         *       "name": "Rex",
+         *       "categoryId": 3,
+         *       "status": "available"
+         *     }
+         */
         NewPet: {
             /**
              * @description The animal's name: 1 to 100 characters, not blank, no control characters. Stored as sent.
@@ -67,15 +75,25 @@ export type components = {
             /**
              * Format: int64
              * @description Identifier of the category, 1 to 9223372036854775807; kept exactly.
+             * @example 3
              */
             categoryId: number;
             status?: components["schemas"]["PetStatus"];
         };
-        /** @description An animal. `status` is absent when it was never set. */
+        /**
+         * @description An animal. `status` is absent when it was never set.
+         * @example {
+         *       "id": 1,
+         *       "name": "Rex",
+         *       "categoryId": 3,
+         *       "status": "available"
+         *     }
+         */
         Pet: {
             /**
              * Format: int64
              * @description Assigned by the service; at most 2^53-1.
+             * @example 1
              */
             id: number;
             /** @description The animal's name. */
@@ -83,11 +101,34 @@ export type components = {
             /**
              * Format: int64
              * @description Identifier of the category, 1 to 9223372036854775807; kept exactly.
+             * @example 3
              */
             categoryId: number;
             status?: components["schemas"]["PetStatus"];
         };
+        /**
+         * @example [
+         *       {
+         *         "id": 1,
+         *         "name": "Rex",
+         *         "categoryId": 3,
+         *         "status": "available"
+         *       },
+         *       {
+         *         "id": 2,
+         *         "name": "Mia",
+         *         "categoryId": 5
+         *       }
+         *     ]
+         */
         Pets: components["schemas"]["Pet"][];
+        /**
+         * @example {
+         *       "code": "not_found",
+         *       "message": "No pet has id 7",
+         *       "status": 404
+         *     }
+         */
         Error: {
             /**
              * @description Machine-readable error code (see the error table).
@@ -111,7 +152,10 @@ export interface operations {
     listPets: {
         parameters: {
             query?: {
-                /** @description Maximum number of animals returned. */
+                /**
+                 * @description Maximum number of animals returned.
+                 * @example 2
+                 */
                 limit?: number;
                 status?: components["schemas"]["PetStatus"];
                 /** @description Opaque position from the `Link: rel="next"` header of the previous page; bound to the same status filter. */
@@ -424,7 +468,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Identifier of the animal to retrieve. */
+                /**
+                 * @description Identifier of the animal to retrieve.
+                 * @example 1
+                 */
                 petId: number;
             };
             cookie?: never;

@@ -8,14 +8,23 @@ import { NAME_MAX_CODE_POINTS, PAGE_SIZE, PET_STATUSES } from '../../../domain/p
  */
 
 /** int64 on the wire. Validated exactly (not through a double) and typed as bigint once parsed. */
-export const Int64 = (options: { description: string; minimum?: number }) =>
+export const Int64 = (options: { description: string; minimum?: number; examples?: number[] }) =>
   Type.Unsafe<bigint>({ type: 'integer', format: 'int64', ...options });
+
+/**
+ * Examples for the OpenAPI document and the /docs page. They are annotations: the validator
+ * (src/http/validation.ts) and the serializer ignore them, and test/http/openapi.test.ts checks
+ * that each one is valid. Small integers only: a JavaScript number cannot carry every int64.
+ */
+const REX = { id: 1, name: 'Rex', categoryId: 3, status: 'available' } as const;
+const MIA = { id: 2, name: 'Mia', categoryId: 5 } as const;
 
 export const PetStatusSchema = Type.Unsafe<(typeof PET_STATUSES)[number]>({
   $id: 'PetStatus',
   type: 'string',
   enum: [...PET_STATUSES],
   description: 'Availability status.',
+  examples: ['available'],
 });
 
 const name = Type.String({
@@ -31,6 +40,7 @@ const name = Type.String({
 const categoryId = Int64({
   minimum: 1,
   description: 'Identifier of the category, 1 to 9223372036854775807; kept exactly.',
+  examples: [REX.categoryId],
 });
 
 export const NewPetSchema = Type.Object(
@@ -39,13 +49,18 @@ export const NewPetSchema = Type.Object(
     $id: 'NewPet',
     additionalProperties: false,
     description: 'Request body for creating an animal. No status is invented when omitted.',
+    examples: [{ name: REX.name, categoryId: REX.categoryId, status: REX.status }],
   },
 );
 export type NewPetBody = Static<typeof NewPetSchema>;
 
 export const PetSchema = Type.Object(
   {
-    id: Int64({ minimum: 1, description: 'Assigned by the service; at most 2^53-1.' }),
+    id: Int64({
+      minimum: 1,
+      description: 'Assigned by the service; at most 2^53-1.',
+      examples: [REX.id],
+    }),
     name: Type.String({ description: "The animal's name." }),
     categoryId,
     status: Type.Optional(Type.Ref(PetStatusSchema)),
@@ -54,10 +69,15 @@ export const PetSchema = Type.Object(
     $id: 'Pet',
     additionalProperties: false,
     description: 'An animal. `status` is absent when it was never set.',
+    examples: [REX],
   },
 );
 
-export const PetsSchema = Type.Array(Type.Ref(PetSchema), { $id: 'Pets' });
+export const PetsSchema = Type.Array(Type.Ref(PetSchema), {
+  $id: 'Pets',
+  // The second pet was created without a status: the field is absent, never null.
+  examples: [[REX, MIA]],
+});
 
 export const ListPetsQuerySchema = Type.Object(
   {
@@ -67,6 +87,7 @@ export const ListPetsQuerySchema = Type.Object(
         maximum: PAGE_SIZE.max,
         default: PAGE_SIZE.default,
         description: 'Maximum number of animals returned.',
+        examples: [2],
       }),
     ),
     status: Type.Optional(Type.Ref(PetStatusSchema)),
@@ -85,7 +106,11 @@ export const ListPetsQuerySchema = Type.Object(
 export type ListPetsQuery = Static<typeof ListPetsQuerySchema> & { limit: number };
 
 export const PetIdParamsSchema = Type.Object({
-  petId: Int64({ minimum: 1, description: 'Identifier of the animal to retrieve.' }),
+  petId: Int64({
+    minimum: 1,
+    description: 'Identifier of the animal to retrieve.',
+    examples: [REX.id],
+  }),
 });
 export type PetIdParams = Static<typeof PetIdParamsSchema>;
 
