@@ -284,3 +284,44 @@ describe('the examples in /v1/openapi.json', () => {
     expect(shown.get('createPet idempotency_key_reused')).toEqual(reused.body);
   });
 });
+
+describe('GET /docs', () => {
+  it('sends "Try it out" to the server that served the page; the document keeps PUBLIC_BASE_URL', async () => {
+    const res = await call(server(), 'GET', '/docs/json');
+    expect(res.status).toBe(200);
+    const docs = res.body as Document;
+    // Relative to /docs/json: the same origin, and the same path prefix behind a proxy.
+    expect(docs.servers).toEqual([{ url: '../v1', description: 'This server' }]);
+    expect(new URL(docs.servers[0]?.url ?? '', `${server().url}/docs/json`).href).toBe(
+      `${server().url}/v1`,
+    );
+    const { servers, ...rest } = docs;
+    const { servers: published, ...same } = await document();
+    expect(published).toEqual([{ url: 'https://pets.example.com/v1', description: 'production' }]);
+    expect(servers).not.toEqual(published);
+    expect(rest).toEqual(same);
+  });
+
+  it('lets the page load and call only this server', async () => {
+    for (const path of ['/docs', '/docs/static/swagger-ui-bundle.js', '/docs/json']) {
+      const res = await call(server(), 'GET', path);
+      expect(res.status, path).toBe(200);
+      const policy = res.headers.get('content-security-policy') ?? '';
+      const directives = new Map(
+        policy
+          .split(';')
+          .map((d) => d.trim().split(/\s+/))
+          .filter(([name]) => name)
+          .map(([name, ...values]) => [name, values]),
+      );
+      expect(directives.get('default-src'), path).toEqual(["'self'"]);
+      expect(directives.get('connect-src'), path).toEqual(["'self'"]);
+      expect(directives.has('upgrade-insecure-requests'), path).toBe(false);
+      for (const [name, values] of directives) {
+        // 'self', 'none' and data: only: no https:, no other host.
+        for (const value of values)
+          expect(value, `${path} ${name}`).toMatch(/^('self'|'none'|data:)$/);
+      }
+    }
+  });
+});
