@@ -1,12 +1,10 @@
-import { existsSync } from 'node:fs';
 import { build } from 'esbuild';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
+import { CHROMIUM, chromiumRequired, haveChromium, launchChromium } from '../helpers/chromium.js';
 import { useServer } from '../helpers/test-server.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium && process.env.CI === 'true') {
+if (!haveChromium && chromiumRequired) {
   throw new Error(`${CHROMIUM} is missing: install it with apt-get install -y chromium`);
 }
 if (!haveChromium) console.warn(`skipping the browser tests: ${CHROMIUM} is not installed`);
@@ -31,19 +29,7 @@ describe.skipIf(!haveChromium)('@pet-adoption/client in a browser', () => {
       logLevel: 'silent',
     });
     const code = new TextDecoder().decode(bundle.outputFiles[0]?.contents);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      timeout: 15_000,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    });
+    browser = await launchChromium();
     const page = await browser.newPage();
     // Same origin as the API, so no CORS is involved; the page is only a place to run the client.
     await page.goto(`${s.url}/healthz`, { timeout: 10_000 });

@@ -1,24 +1,22 @@
 import { existsSync, mkdirSync } from 'node:fs';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM, chromiumRequired, haveChromium, launchChromium } from '../helpers/chromium.js';
 import { call, startServer, type TestServer } from '../helpers/test-server.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOT_DIR = new URL('../../test-results/', import.meta.url);
 const SCREENSHOT = new URL('docs-page.png', SCREENSHOT_DIR);
 /** Every wait on the page is bounded by this, so a missing element fails the test quickly. */
 const WAIT_MS = 5_000;
 const poll = <T>(read: () => Promise<T>) => expect.poll(read, { timeout: WAIT_MS });
 
-const haveChromium = existsSync(CHROMIUM);
-const mustRun = process.env.CI === 'true';
-if (!haveChromium && !mustRun) {
+if (!haveChromium && !chromiumRequired) {
   console.warn(
     `skipping the /docs page test: ${CHROMIUM} is not installed (apt-get install -y chromium)`,
   );
 }
 
-describe.runIf(!haveChromium && mustRun)('the /docs page in CI', () => {
+describe.runIf(!haveChromium && chromiumRequired)('the /docs page in CI', () => {
   it('needs Chromium', () => {
     throw new Error(`${CHROMIUM} is missing: CI must install it (apt-get install -y chromium)`);
   });
@@ -44,19 +42,7 @@ describe.skipIf(!haveChromium)('the /docs page in headless Chromium', () => {
 
   beforeAll(async () => {
     server = await startServer();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      timeout: 15_000,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     page.setDefaultTimeout(WAIT_MS);
     page.setDefaultNavigationTimeout(10_000);

@@ -13,6 +13,7 @@ import {
   type Violation,
 } from '../helpers/prism-proxy.js';
 import { call, startServer, type TestServer } from '../helpers/test-server.js';
+import { overlayStorage } from '../helpers/storage-overlay.js';
 
 /**
  * The test traffic runs through Stoplight Prism's validating proxy, which checks every request and
@@ -59,24 +60,16 @@ function isInt64Clamp(violation: Violation): boolean {
 /** Lets a test make an operation's storage call fail, to see its 500. */
 const failing = new Set<'list' | 'get' | 'create'>();
 function flakyStorage(storage: Storage): Storage {
-  const pets = storage.pets;
+  const { pets } = storage;
   const boom = () => Promise.reject(new Error('disk on fire'));
-  return {
-    ...storage,
-    backend: storage.backend,
-    apiKeys: storage.apiKeys,
-    idempotency: storage.idempotency,
-    migrate: () => storage.migrate(),
-    ping: () => storage.ping(),
-    close: () => storage.close(),
+  return overlayStorage(storage, {
     pets: {
       list: (query) => (failing.has('list') ? boom() : pets.list(query)),
       get: (id) => (failing.has('get') ? boom() : pets.get(id)),
       create: (input, idempotency) =>
         failing.has('create') ? boom() : pets.create(input, idempotency),
-      insertMany: (inputs) => pets.insertMany(inputs),
     },
-  };
+  });
 }
 
 let server: TestServer | undefined;

@@ -3,30 +3,15 @@ import { generateApiKey } from '../../src/domain/api-keys/key-format.js';
 import type { Storage } from '../../src/domain/ports.js';
 import { call, type TestServer, useServer } from '../helpers/test-server.js';
 import { expectRateLimitHeaders, xRateLimit } from '../helpers/rate-limit-headers.js';
+import { overlayStorage } from '../helpers/storage-overlay.js';
 
 const reads = { findByHash: 0, hashesCreatedFrom: 0 };
 
 /** Counts the key reads the app makes, to show which requests reach storage. */
 function countingStorage(storage: Storage): Storage {
-  const apiKeys = storage.apiKeys;
-  return {
-    ...storage,
-    backend: storage.backend,
-    pets: storage.pets,
-    idempotency: storage.idempotency,
-    migrate: () => storage.migrate(),
-    ping: () => storage.ping(),
-    close: () => storage.close(),
+  const { apiKeys } = storage;
+  return overlayStorage(storage, {
     apiKeys: {
-      ...apiKeys,
-      insert: (r) => apiKeys.insert(r),
-      findById: (id) => apiKeys.findById(id),
-      list: () => apiKeys.list(),
-      count: () => apiKeys.count(),
-      revoke: (id, at) => apiKeys.revoke(id, at),
-      touch: (id, at) => apiKeys.touch(id, at),
-      setBannedUntil: (id, until) => apiKeys.setBannedUntil(id, until),
-      liftBan: (id, at) => apiKeys.liftBan(id, at),
       findByHash: (hash) => {
         reads.findByHash += 1;
         return apiKeys.findByHash(hash);
@@ -36,7 +21,7 @@ function countingStorage(storage: Storage): Storage {
         return apiKeys.hashesCreatedFrom(from);
       },
     },
-  };
+  });
 }
 
 const server = useServer({ wrapStorage: countingStorage });

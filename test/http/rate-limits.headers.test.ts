@@ -5,26 +5,17 @@ import { GET_PET_SUNSET_AT } from '../../src/domain/pets/deprecation.js';
 import type { Storage } from '../../src/domain/ports.js';
 import { call, type TestServer, useServer } from '../helpers/test-server.js';
 import { expectRateLimitHeaders } from '../helpers/rate-limit-headers.js';
+import { overlayStorage } from '../helpers/storage-overlay.js';
 
 let failLists = false;
 /** Lets a test make listing pets fail, to see a 500 from inside an operation. */
 function flakyStorage(storage: Storage): Storage {
-  const pets = storage.pets;
-  return {
-    ...storage,
-    backend: storage.backend,
-    apiKeys: storage.apiKeys,
-    idempotency: storage.idempotency,
-    migrate: () => storage.migrate(),
-    ping: () => storage.ping(),
-    close: () => storage.close(),
+  return overlayStorage(storage, {
     pets: {
-      list: (query) => (failLists ? Promise.reject(new Error('disk on fire')) : pets.list(query)),
-      get: (id) => pets.get(id),
-      create: (input, idempotency) => pets.create(input, idempotency),
-      insertMany: (inputs) => pets.insertMany(inputs),
+      list: (query) =>
+        failLists ? Promise.reject(new Error('disk on fire')) : storage.pets.list(query),
     },
-  };
+  });
 }
 
 const server = useServer({ wrapStorage: flakyStorage });
