@@ -25,7 +25,10 @@ interface Operation {
         string,
         { schema: { $ref?: string }; examples?: Record<string, { value: ErrorBody }> }
       >;
-      headers?: Record<string, { description?: string; schema?: Record<string, unknown> }>;
+      headers?: Record<
+        string,
+        { description?: string; required?: boolean; schema?: Record<string, unknown> }
+      >;
     }
   >;
   parameters?: { name: string; in: string; example?: unknown }[];
@@ -99,7 +102,7 @@ describe('GET /v1/openapi.json', () => {
     expect(doc.components.schemas.NewPet).toBeDefined();
   });
 
-  it('documents the rate-limit headers on every response, and Retry-After on 429', async () => {
+  it('documents the rate-limit headers on every response as required, and Retry-After on 429', async () => {
     const doc = await document();
     const rateLimitHeaders = [
       'X-RateLimit-Limit',
@@ -118,9 +121,19 @@ describe('GET /v1/openapi.json', () => {
           expect(headers.includes('Retry-After'), `${method} ${path} ${status}`).toBe(
             status === '429',
           );
+          for (const name of [...rateLimitHeaders, 'Retry-After', 'Location']) {
+            if (name in (response.headers ?? {})) {
+              expect(
+                response.headers?.[name]?.required,
+                `${method} ${path} ${status} ${name}`,
+              ).toBe(true);
+            }
+          }
         }
       }
     }
+    // Sent only when more pets exist.
+    expect(doc.paths['/pets']?.get?.responses['200']?.headers?.Link?.required).toBeUndefined();
     expect(doc.info.description).toMatch(/\| free \| 60 \| 1000 \|/);
   });
 

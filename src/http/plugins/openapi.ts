@@ -6,6 +6,7 @@ import { GET_PET_SUNSET_AT } from '../../domain/pets/deprecation.js';
 import { PLAN_LIMITS } from '../../domain/rate-limits/plans.js';
 import { ADDRESS_LIMIT_PER_MINUTE } from '../../domain/rate-limits/rate-limiter.js';
 import { type ErrorBody, ERROR_STATUS, type ErrorCode } from '../errors.js';
+import { RATE_LIMIT_HEADERS } from '../openapi-responses.js';
 
 const ERROR_TABLE = Object.entries(ERROR_STATUS)
   .map(([code, status]) => `| \`${code}\` | ${status} |`)
@@ -81,10 +82,36 @@ interface MediaDoc {
 interface ResponseDoc {
   description?: string;
   content?: Record<string, MediaDoc>;
+  headers?: Record<string, { required?: boolean }>;
 }
 interface OperationDoc {
   operationId?: string;
   responses?: Record<string, ResponseDoc>;
+}
+
+/**
+ * Headers sent with every response that documents them, whatever the outcome; a client may rely on
+ * them. (Link is left optional: listPets sends it only when more pets exist.)
+ */
+const ALWAYS_SENT = new Set([
+  ...Object.keys(RATE_LIMIT_HEADERS),
+  'Retry-After',
+  'Location',
+  'Deprecation',
+  'Sunset',
+]);
+
+/** @fastify/swagger has no way to say a response header is required, so it is said here. */
+function markAlwaysSentHeaders(paths: Record<string, Record<string, OperationDoc>>): void {
+  for (const item of Object.values(paths)) {
+    for (const operation of Object.values(item)) {
+      for (const response of Object.values(operation.responses ?? {})) {
+        for (const [name, header] of Object.entries(response.headers ?? {})) {
+          if (ALWAYS_SENT.has(name)) header.required = true;
+        }
+      }
+    }
+  }
 }
 
 /**
@@ -153,7 +180,10 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
       if (!('openapiObject' in document)) return document.swaggerObject;
       const paths = document.openapiObject.paths as
         Record<string, Record<string, OperationDoc>> | undefined;
-      if (paths !== undefined) addErrorExamples(paths);
+      if (paths !== undefined) {
+        addErrorExamples(paths);
+        markAlwaysSentHeaders(paths);
+      }
       return document.openapiObject;
     },
   });

@@ -171,15 +171,15 @@ export interface operations {
             200: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: number;
+                    "X-RateLimit-Limit": number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: number;
+                    "X-RateLimit-Remaining": number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: number;
+                    "X-RateLimit-Reset": number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
+                    "RateLimit-Policy": string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: string;
+                    RateLimit: string;
                     /** @description RFC 8288 link to the next page (rel="next"), present only when more pets exist. */
                     Link?: string;
                     [name: string]: unknown;
@@ -192,15 +192,15 @@ export interface operations {
             400: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: number;
+                    "X-RateLimit-Limit": number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: number;
+                    "X-RateLimit-Remaining": number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: number;
+                    "X-RateLimit-Reset": number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
+                    "RateLimit-Policy": string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: string;
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -211,15 +211,15 @@ export interface operations {
             401: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: number;
+                    "X-RateLimit-Limit": number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: number;
+                    "X-RateLimit-Remaining": number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: number;
+                    "X-RateLimit-Reset": number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
+                    "RateLimit-Policy": string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: string;
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -230,17 +230,17 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: number;
+                    "X-RateLimit-Limit": number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: number;
+                    "X-RateLimit-Remaining": number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: number;
+                    "X-RateLimit-Reset": number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
+                    "RateLimit-Policy": string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: string;
+                    RateLimit: string;
                     /** @description Whole seconds to wait: until the refusing window resets, or the ban ends. Then back off exponentially with jitter. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -251,15 +251,15 @@ export interface operations {
             500: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: number;
+                    "X-RateLimit-Limit": number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: number;
+                    "X-RateLimit-Remaining": number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: number;
+                    "X-RateLimit-Reset": number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
+                    "RateLimit-Policy": string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: string;
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -288,17 +288,17 @@ export interface operations {
             201: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: number;
+                    "X-RateLimit-Limit": number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: number;
+                    "X-RateLimit-Remaining": number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: number;
+                    "X-RateLimit-Reset": number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
+                    "RateLimit-Policy": string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: string;
+                    RateLimit: string;
                     /** @description Path of the new pet. */
-                    Location?: string;
+                    Location: string;
                     /** @description `true` when this is the stored response of an earlier request with the same Idempotency-Key. */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -311,15 +311,15 @@ export interface operations {
             400: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: number;
+                    "X-RateLimit-Limit": number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: number;
+                    "X-RateLimit-Remaining": number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: number;
+                    "X-RateLimit-Reset": number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
+                    "RateLimit-Policy": string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: string;
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -330,15 +330,15 @@ export interface operations {
             401: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: number;
+                    "X-RateLimit-Limit": number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: number;
+                    "X-RateLimit-Remaining": number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: number;
+                    "X-RateLimit-Reset": number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
+                    "RateLimit-Policy": string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: string;
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -349,15 +349,15 @@ export interface operations {
             409: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: number;
+                    "X-RateLimit-Limit": number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: number;
+                    "X-RateLimit-Remaining": number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: number;
+                    "X-RateLimit-Reset": number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
+                    "RateLimit-Policy": string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: string;
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -368,15 +368,15 @@ export interface operations {
             413: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: number;
+                    "X-RateLimit-Limit": number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: number;
+                    "X-RateLimit-Remaining": number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: number;
+                    "X-RateLimit-Reset": number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
+                    "RateLimit-Policy": string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: string;
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -387,15 +387,15 @@ export interface operations {
             415: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: number;
+                    "X-RateLimit-Limit": number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: number;
+                    "X-RateLimit-Remaining": number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: number;
+                    "X-RateLimit-Reset": number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
+                    "RateLimit-Policy": string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: string;
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -406,15 +406,15 @@ export interface operations {
             422: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: number;
+                    "X-RateLimit-Limit": number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: number;
+                    "X-RateLimit-Remaining": number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: number;
+                    "X-RateLimit-Reset": number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
+                    "RateLimit-Policy": string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: string;
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -425,17 +425,17 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: number;
+                    "X-RateLimit-Limit": number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: number;
+                    "X-RateLimit-Remaining": number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: number;
+                    "X-RateLimit-Reset": number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
+                    "RateLimit-Policy": string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: string;
+                    RateLimit: string;
                     /** @description Whole seconds to wait: until the refusing window resets, or the ban ends. Then back off exponentially with jitter. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -446,15 +446,15 @@ export interface operations {
             500: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: number;
+                    "X-RateLimit-Limit": number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: number;
+                    "X-RateLimit-Remaining": number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: number;
+                    "X-RateLimit-Reset": number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
+                    "RateLimit-Policy": string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: string;
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -482,19 +482,19 @@ export interface operations {
             200: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: number;
+                    "X-RateLimit-Limit": number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: number;
+                    "X-RateLimit-Remaining": number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: number;
+                    "X-RateLimit-Reset": number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
+                    "RateLimit-Policy": string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: string;
+                    RateLimit: string;
                     /** @description RFC 9745: when this operation was deprecated (@<unix seconds>). */
-                    Deprecation?: string;
+                    Deprecation: string;
                     /** @description RFC 8594: removal date, Thu, 05 Dec 2030 00:00:00 GMT. */
-                    Sunset?: string;
+                    Sunset: string;
                     /** @description The replacement: GET /pets with a status filter (rel="successor-version"). */
                     Link?: string;
                     [name: string]: unknown;
@@ -507,15 +507,15 @@ export interface operations {
             400: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: number;
+                    "X-RateLimit-Limit": number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: number;
+                    "X-RateLimit-Remaining": number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: number;
+                    "X-RateLimit-Reset": number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
+                    "RateLimit-Policy": string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: string;
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -526,15 +526,15 @@ export interface operations {
             401: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: number;
+                    "X-RateLimit-Limit": number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: number;
+                    "X-RateLimit-Remaining": number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: number;
+                    "X-RateLimit-Reset": number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
+                    "RateLimit-Policy": string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: string;
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -545,15 +545,15 @@ export interface operations {
             404: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: number;
+                    "X-RateLimit-Limit": number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: number;
+                    "X-RateLimit-Remaining": number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: number;
+                    "X-RateLimit-Reset": number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
+                    "RateLimit-Policy": string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: string;
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -564,15 +564,15 @@ export interface operations {
             410: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: number;
+                    "X-RateLimit-Limit": number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: number;
+                    "X-RateLimit-Remaining": number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: number;
+                    "X-RateLimit-Reset": number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
+                    "RateLimit-Policy": string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: string;
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -583,17 +583,17 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: number;
+                    "X-RateLimit-Limit": number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: number;
+                    "X-RateLimit-Remaining": number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: number;
+                    "X-RateLimit-Reset": number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
+                    "RateLimit-Policy": string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: string;
+                    RateLimit: string;
                     /** @description Whole seconds to wait: until the refusing window resets, or the ban ends. Then back off exponentially with jitter. */
-                    "Retry-After"?: number;
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -604,15 +604,15 @@ export interface operations {
             500: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
-                    "X-RateLimit-Limit"?: number;
+                    "X-RateLimit-Limit": number;
                     /** @description Requests left in that window. */
-                    "X-RateLimit-Remaining"?: number;
+                    "X-RateLimit-Remaining": number;
                     /** @description When that window resets, in Unix seconds. */
-                    "X-RateLimit-Reset"?: number;
+                    "X-RateLimit-Reset": number;
                     /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
-                    "RateLimit-Policy"?: string;
+                    "RateLimit-Policy": string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
-                    RateLimit?: string;
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
