@@ -1,13 +1,11 @@
 import { build } from 'esbuild';
 import type { Browser } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, chromiumRequired, haveChromium, launchChromium } from '../helpers/chromium.js';
+import { chromiumFor, launchChromium } from '../helpers/chromium.js';
 import { useServer } from '../helpers/test-server.js';
 
-if (!haveChromium && chromiumRequired) {
-  throw new Error(`${CHROMIUM} is missing: install it with apt-get install -y chromium`);
-}
-if (!haveChromium) console.warn(`skipping the browser tests: ${CHROMIUM} is not installed`);
+const SUITE = '@pet-adoption/client in a browser';
+const haveChromium = chromiumFor(SUITE);
 
 const server = useServer();
 let browser: Browser | undefined;
@@ -15,7 +13,7 @@ afterAll(async () => {
   await browser?.close();
 });
 
-describe.skipIf(!haveChromium)('@pet-adoption/client in a browser', () => {
+describe.skipIf(!haveChromium)(SUITE, () => {
   it('creates and lists pets with fetch, exact int64 included, in headless Chromium', async () => {
     const s = server();
     const { key } = await s.createKey('pro');

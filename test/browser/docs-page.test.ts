@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, chromiumRequired, haveChromium, launchChromium } from '../helpers/chromium.js';
+import { chromiumFor, launchChromium } from '../helpers/chromium.js';
 import { call, startServer, type TestServer } from '../helpers/test-server.js';
 
 const SCREENSHOT_DIR = new URL('../../test-results/', import.meta.url);
@@ -10,19 +10,10 @@ const SCREENSHOT = new URL('docs-page.png', SCREENSHOT_DIR);
 const WAIT_MS = 5_000;
 const poll = <T>(read: () => Promise<T>) => expect.poll(read, { timeout: WAIT_MS });
 
-if (!haveChromium && !chromiumRequired) {
-  console.warn(
-    `skipping the /docs page test: ${CHROMIUM} is not installed (apt-get install -y chromium)`,
-  );
-}
+const SUITE = 'the /docs page in headless Chromium';
+const haveChromium = chromiumFor(SUITE);
 
-describe.runIf(!haveChromium && chromiumRequired)('the /docs page in CI', () => {
-  it('needs Chromium', () => {
-    throw new Error(`${CHROMIUM} is missing: CI must install it (apt-get install -y chromium)`);
-  });
-});
-
-describe.skipIf(!haveChromium)('the /docs page in headless Chromium', () => {
+describe.skipIf(!haveChromium)(SUITE, () => {
   let server: TestServer | undefined;
   let browser: Browser | undefined;
   let page: Page | undefined;

@@ -1,11 +1,28 @@
 import { existsSync } from 'node:fs';
 import { type Browser, chromium } from 'playwright-core';
+import { describe, it } from 'vitest';
 
 /** Debian's Chromium; playwright-core never downloads a browser of its own here. */
-export const CHROMIUM = '/usr/bin/chromium';
-export const haveChromium = existsSync(CHROMIUM);
-/** In CI a missing browser is a failure, not a skip. */
-export const chromiumRequired = process.env.CI === 'true';
+const CHROMIUM = '/usr/bin/chromium';
+
+/**
+ * Whether `suite` can run. Without Chromium it is skipped with a warning, except in CI, where a
+ * missing browser is a failing test rather than a skip.
+ */
+export function chromiumFor(suite: string): boolean {
+  if (existsSync(CHROMIUM)) return true;
+  const why = `${CHROMIUM} is not installed (apt-get install -y chromium)`;
+  if (process.env.CI === 'true') {
+    describe(suite, () => {
+      it('needs Chromium', () => {
+        throw new Error(`${why}: CI must install it`);
+      });
+    });
+  } else {
+    console.warn(`skipping ${suite}: ${why}`);
+  }
+  return false;
+}
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({
