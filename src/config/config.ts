@@ -1,13 +1,33 @@
 import type { KeyEnvironment } from '../domain/api-keys/api-key.js';
 
-export type DatabaseConfig = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
+export type DatabaseConfig =
+  | { kind: 'sqlite'; path: string }
+  | {
+      kind: 'postgres';
+      url: string;
+      /** Connections this instance keeps open at most (DATABASE_POOL_MAX). */
+      poolMax: number;
+      /** A statement running longer is cancelled by the server (DATABASE_STATEMENT_TIMEOUT_MS). */
+      statementTimeoutMs: number;
+      /** Giving up on opening a connection (DATABASE_CONNECT_TIMEOUT_MS). */
+      connectTimeoutMs: number;
+    };
+
+/** Rate-limit counters and bans shared by every instance, when REDIS_URL is set. */
+export interface RedisConfig {
+  readonly url: string;
+  /** Prefix of every key this service writes (REDIS_KEY_PREFIX), so deployments can share a server. */
+  readonly keyPrefix: string;
+  /** A command not answered within this time fails (REDIS_COMMAND_TIMEOUT_MS): 503, never a hang. */
+  readonly commandTimeoutMs: number;
+}
 export type TrustProxy = boolean | number | string;
 
 export interface Config {
   readonly port: number;
   readonly host: string;
   readonly database: DatabaseConfig;
-  readonly redisUrl: string | undefined;
+  readonly redis: RedisConfig | undefined;
   readonly environment: KeyEnvironment;
   /** Address clients use, without a trailing slash and without /v1. */
   readonly publicBaseUrl: string;
@@ -75,7 +95,28 @@ function database(env: Env): DatabaseConfig {
     return { kind: 'sqlite', path };
   }
   url('DATABASE_URL', raw, ['postgres:', 'postgresql:']);
-  return { kind: 'postgres', url: raw };
+  return {
+    kind: 'postgres',
+    url: raw,
+    poolMax: integer(env, 'DATABASE_POOL_MAX', 10, 1, 1000),
+    statementTimeoutMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 5_000, 100, 600_000),
+    connectTimeoutMs: integer(env, 'DATABASE_CONNECT_TIMEOUT_MS', 3_000, 100, 600_000),
+  };
+}
+
+function redis(env: Env): RedisConfig | undefined {
+  const raw = read(env, 'REDIS_URL');
+  if (raw === undefined) return undefined;
+  url('REDIS_URL', raw, ['redis:', 'rediss:']);
+  const keyPrefix = read(env, 'REDIS_KEY_PREFIX') ?? 'petstore:';
+  if (!/^[A-Za-z0-9:_.-]{1,64}$/.test(keyPrefix)) {
+    fail('REDIS_KEY_PREFIX', '1 to 64 letters, digits or :_.-', keyPrefix);
+  }
+  return Object.freeze({
+    url: raw,
+    keyPrefix,
+    commandTimeoutMs: integer(env, 'REDIS_COMMAND_TIMEOUT_MS', 1_000, 10, 600_000),
+  });
 }
 
 function trustProxy(env: Env): TrustProxy {
@@ -94,8 +135,6 @@ function trustProxy(env: Env): TrustProxy {
 export function loadConfig(env: Env): Config {
   const port = integer(env, 'PORT', 8080, 1, 65535);
   const host = read(env, 'HOST') ?? '127.0.0.1';
-  const redisRaw = read(env, 'REDIS_URL');
-  if (redisRaw !== undefined) url('REDIS_URL', redisRaw, ['redis:', 'rediss:']);
   const publicRaw = read(env, 'PUBLIC_BASE_URL');
   let publicBaseUrl: string;
   if (publicRaw === undefined) {
@@ -120,7 +159,7 @@ export function loadConfig(env: Env): Config {
     port,
     host,
     database: Object.freeze(database(env)),
-    redisUrl: redisRaw,
+    redis: redis(env),
     environment: oneOf(env, 'PETSTORE_ENV', ['production', 'staging'] as const, 'production'),
     publicBaseUrl,
     trustProxy: trustProxy(env),

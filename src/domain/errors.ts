@@ -14,3 +14,18 @@ export class DomainError extends Error {
     this.name = 'DomainError';
   }
 }
+
+/**
+ * A backend the service depends on (the database, Redis) refused the connection or did not answer
+ * in time. Storage adapters throw it; the HTTP layer answers 503 with Retry-After, never 500. It is
+ * an outage, not a refusal, so it carries no user-facing wording.
+ */
+export class DependencyUnavailableError extends Error {
+  constructor(
+    readonly dependency: 'database' | 'redis',
+    options?: { cause?: unknown },
+  ) {
+    super(`${dependency} is unavailable`, options);
+    this.name = 'DependencyUnavailableError';
+  }
+}

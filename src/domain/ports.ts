@@ -136,3 +136,14 @@ export interface RateLimitStore {
   ping(): Promise<void>;
   close(): Promise<void>;
 }
+
+/**
+ * Tells every instance at once that a key changed (revoked, ban lifted), so caches drop it without
+ * waiting for their entries to expire. Best effort: the key cache lifetime remains the guarantee.
+ */
+export interface KeyChangeNotifier {
+  publish(keyId: string): Promise<void>;
+  /** Calls `listener` with the id of every key changed from now on, by any instance. */
+  subscribe(listener: (keyId: string) => void): Promise<void>;
+  close(): Promise<void>;
+}

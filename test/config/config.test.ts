@@ -8,7 +8,7 @@ describe('loadConfig', () => {
       port: 8080,
       host: '127.0.0.1',
       database: { kind: 'sqlite', path: './data/petstore.db' },
-      redisUrl: undefined,
+      redis: undefined,
       environment: 'production',
       publicBaseUrl: 'http://127.0.0.1:8080',
       trustProxy: false,
@@ -35,8 +35,14 @@ describe('loadConfig', () => {
     expect(config).toMatchObject({
       port: 9000,
       host: '0.0.0.0',
-      database: { kind: 'postgres', url: 'postgres://root@127.0.0.1:5432/test' },
-      redisUrl: 'redis://127.0.0.1:6379',
+      database: {
+        kind: 'postgres',
+        url: 'postgres://root@127.0.0.1:5432/test',
+        poolMax: 10,
+        statementTimeoutMs: 5000,
+        connectTimeoutMs: 3000,
+      },
+      redis: { url: 'redis://127.0.0.1:6379', keyPrefix: 'petstore:', commandTimeoutMs: 1000 },
       environment: 'staging',
       publicBaseUrl: 'https://api.example.com',
       trustProxy: 2,
@@ -71,6 +77,14 @@ describe('loadConfig', () => {
     [{ TRUST_PROXY: 'yes please' }, 'TRUST_PROXY must be'],
     [{ CORS_ORIGINS: 'https://a.example.com/path' }, 'CORS_ORIGINS must be'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of'],
+    [
+      { DATABASE_URL: 'postgres://x/y', DATABASE_POOL_MAX: '0' },
+      'DATABASE_POOL_MAX must be an integer 1-1000 (got "0")',
+    ],
+    [
+      { REDIS_URL: 'redis://x', REDIS_KEY_PREFIX: 'a b' },
+      'REDIS_KEY_PREFIX must be 1 to 64 letters',
+    ],
   ])('refuses %j with a message naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);

@@ -136,10 +136,4 @@ describe('SQLite storage specifics', () => {
       await storage.close();
     }
   });
-
-  it('rejects a postgres configuration with a message naming PostgreSQL', async () => {
-    await expect(createStorage({ kind: 'postgres', url: 'postgres://x' })).rejects.toThrow(
-      /PostgreSQL/,
-    );
-  });
 });
