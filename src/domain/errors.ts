@@ -1,19 +1,52 @@
 /**
- * Refusals the domain can express. The HTTP layer owns the one table that maps each code to a
- * status (src/http/errors.ts); domain code never picks a status.
+ * Refusals the domain can express, each built by one factory below that words what the user is
+ * told. The HTTP layer owns the one table that maps each code to a status (src/http/error-table.ts);
+ * domain code never picks a status.
  */
 export type DomainErrorCode =
   'invalid_parameter' | 'not_found' | 'gone' | 'idempotency_key_in_use' | 'idempotency_key_reused';
 
-export class DomainError extends Error {
+export class DomainError<C extends DomainErrorCode = DomainErrorCode> extends Error {
   constructor(
-    readonly code: DomainErrorCode,
+    readonly code: C,
     message: string,
   ) {
     super(message);
     this.name = 'DomainError';
   }
 }
+
+export const domainErrors = {
+  petNotFound: (id: bigint | number) => new DomainError('not_found', `No pet has id ${id}`),
+  invalidCursor: () =>
+    new DomainError(
+      'invalid_parameter',
+      'cursor is not valid: use the Link rel="next" URL of the previous page as it is',
+    ),
+  cursorOfOtherFilter: (filter: string | undefined) =>
+    new DomainError(
+      'invalid_parameter',
+      `cursor belongs to ${filter ? `status=${filter}` : 'the unfiltered list'}: repeat that filter or start again without cursor`,
+    ),
+  idempotencyKeyReused: () =>
+    new DomainError(
+      'idempotency_key_reused',
+      'This Idempotency-Key was already used with a different request body; use a new key for a new pet',
+    ),
+  idempotencyKeyInUse: () =>
+    new DomainError(
+      'idempotency_key_in_use',
+      'A request with this Idempotency-Key is still being processed; retry after it finishes',
+    ),
+  /** The claim expired while this request stalled and another request took the key over. */
+  idempotencyClaimLost: () =>
+    new DomainError(
+      'idempotency_key_in_use',
+      'The claim on this Idempotency-Key was lost before the pet was stored; retry',
+    ),
+  operationGone: (operation: string, removedOn: string, instead: string) =>
+    new DomainError('gone', `${operation} was removed on ${removedOn}; use ${instead}`),
+} as const;
 
 /**
  * A backend the service depends on (the database, Redis) refused the connection or did not answer

@@ -14,19 +14,23 @@ export interface IdempotencyCompletion extends IdempotencyScope {
   fingerprint: string;
 }
 
+export type CreateOutcome = { kind: 'created'; pet: Pet } | { kind: 'claim_lost' };
+
 export interface PetStore {
   /** Pets with id > afterId (and the status, when given), ordered by id ascending, at most `limit`. */
   list(query: { afterId: number; status?: PetStatus; limit: number }): Promise<Pet[]>;
   /** The pet, or undefined. `id` may be any int64; ids above MAX_PET_ID simply do not exist. */
   get(id: bigint): Promise<Pet | undefined>;
+  /** Inserts the pet and resolves only after its transaction committed. */
+  create(input: NewPet): Promise<Pet>;
   /**
-   * Inserts the pet and resolves only after its transaction committed. With `idempotency`, the
-   * claimed idempotency record is completed (pointed at the new pet) in the same transaction, so a
-   * crash can never leave a pet without its record or a record without its pet. Rejects, inserting
-   * nothing, when the record is not an open claim with that fingerprint (completed meanwhile, or
-   * taken over by a request with another body after this claimant stalled).
+   * Like `create`, and completes the claimed idempotency record (points it at the new pet) in the
+   * same transaction, so a crash can never leave a pet without its record or a record without its
+   * pet. Inserts nothing and resolves `claim_lost` when the record is not an open claim with that
+   * fingerprint (completed meanwhile, or taken over by a request with another body after this
+   * claimant stalled).
    */
-  create(input: NewPet, idempotency?: IdempotencyCompletion): Promise<Pet>;
+  createForClaim(input: NewPet, claim: IdempotencyCompletion): Promise<CreateOutcome>;
   /** Bulk insert for `petstore seed`, all or nothing; returns how many were inserted. */
   insertMany(inputs: readonly NewPet[]): Promise<number>;
 }

@@ -66,8 +66,9 @@ function flakyStorage(storage: Storage): Storage {
     pets: {
       list: (query) => (failing.has('list') ? boom() : pets.list(query)),
       get: (id) => (failing.has('get') ? boom() : pets.get(id)),
-      create: (input, idempotency) =>
-        failing.has('create') ? boom() : pets.create(input, idempotency),
+      create: (input) => (failing.has('create') ? boom() : pets.create(input)),
+      createForClaim: (input, claim) =>
+        failing.has('create') ? boom() : pets.createForClaim(input, claim),
     },
   });
 }

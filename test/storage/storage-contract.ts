@@ -1,12 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { NewApiKeyRecord } from '../../src/domain/api-keys/api-key.js';
-import type { NewPet, Pet, PetStatus } from '../../src/domain/pets/pet.js';
-import type { IdempotencyScope, Storage } from '../../src/domain/ports.js';
+import { INT64_MAX, type NewPet, type Pet, type PetStatus } from '../../src/domain/pets/pet.js';
+import {
+  IDEMPOTENCY_LOCK_MS,
+  IDEMPOTENCY_RETENTION_MS,
+} from '../../src/domain/pets/pet-service.js';
+import type { IdempotencyCompletion, IdempotencyScope, Storage } from '../../src/domain/ports.js';
 
-const INT64_MAX = 9223372036854775807n;
-const RETENTION_MS = 24 * 60 * 60 * 1000;
-const LOCK_MS = 60 * 1000;
 const PAGE = 500;
 
 /** A name no other test (or earlier run against a shared database) uses. */
@@ -29,6 +30,17 @@ function newKeyRecord(overrides: Partial<NewApiKeyRecord> = {}): NewApiKeyRecord
     createdAt: Date.now(),
     ...overrides,
   };
+}
+
+/** Creates a pet under an open claim, which must succeed. */
+async function createClaimed(
+  storage: Storage,
+  input: NewPet,
+  claim: IdempotencyCompletion,
+): Promise<Pet> {
+  const outcome = await storage.pets.createForClaim(input, claim);
+  if (outcome.kind !== 'created') throw new Error(`expected a created pet, got ${outcome.kind}`);
+  return outcome.pet;
 }
 
 /** Every pet with id > afterId, walking the pages until the end of the table. */
@@ -263,7 +275,11 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
     });
 
     describe('IdempotencyStore', () => {
-      const options = (now: number) => ({ now, retentionMs: RETENTION_MS, lockMs: LOCK_MS });
+      const options = (now: number) => ({
+        now,
+        retentionMs: IDEMPOTENCY_RETENTION_MS,
+        lockMs: IDEMPOTENCY_LOCK_MS,
+      });
 
       it('claims a fresh key', async () => {
         await expect(
@@ -275,7 +291,8 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         const scope = newScope();
         const now = Date.now();
         await storage.idempotency.claim(scope, 'fp-1', options(now));
-        const pet = await storage.pets.create(
+        const pet = await createClaimed(
+          storage,
           { name: uniqueName('Idem'), categoryId: 9n },
           { ...scope, fingerprint: 'fp-1' },
         );
@@ -292,7 +309,8 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         const scope = newScope();
         const now = Date.now();
         await storage.idempotency.claim(scope, 'fp-1', options(now));
-        await storage.pets.create(
+        await createClaimed(
+          storage,
           { name: uniqueName('Idem'), categoryId: 9n },
           { ...scope, fingerprint: 'fp-1' },
         );
@@ -314,7 +332,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
           kind: 'in_progress',
         });
         await expect(
-          storage.idempotency.claim(scope, 'fp-1', options(now + LOCK_MS - 1)),
+          storage.idempotency.claim(scope, 'fp-1', options(now + IDEMPOTENCY_LOCK_MS - 1)),
         ).resolves.toEqual({ kind: 'in_progress' });
       });
 
@@ -334,19 +352,20 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         const scope = newScope();
         const now = Date.now();
         await storage.idempotency.claim(scope, 'fp-1', options(now));
-        const pet = await storage.pets.create(
+        const pet = await createClaimed(
+          storage,
           { name: uniqueName('Idem'), categoryId: 9n },
           { ...scope, fingerprint: 'fp-1' },
         );
         await expect(
-          storage.idempotency.claim(scope, 'fp-1', options(now + RETENTION_MS - 1)),
+          storage.idempotency.claim(scope, 'fp-1', options(now + IDEMPOTENCY_RETENTION_MS - 1)),
         ).resolves.toEqual({ kind: 'replay', petId: pet.id });
         await expect(
-          storage.idempotency.claim(scope, 'fp-2', options(now + RETENTION_MS + 1)),
+          storage.idempotency.claim(scope, 'fp-2', options(now + IDEMPOTENCY_RETENTION_MS + 1)),
         ).resolves.toEqual({ kind: 'claimed' });
         // The new claim is a fresh, uncompleted one.
         await expect(
-          storage.idempotency.claim(scope, 'fp-2', options(now + RETENTION_MS + 2)),
+          storage.idempotency.claim(scope, 'fp-2', options(now + IDEMPOTENCY_RETENTION_MS + 2)),
         ).resolves.toEqual({ kind: 'in_progress' });
       });
 
@@ -355,14 +374,15 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         const now = Date.now();
         await storage.idempotency.claim(scope, 'fp-1', options(now));
         await expect(
-          storage.idempotency.claim(scope, 'fp-2', options(now + LOCK_MS + 1)),
+          storage.idempotency.claim(scope, 'fp-2', options(now + IDEMPOTENCY_LOCK_MS + 1)),
         ).resolves.toEqual({ kind: 'claimed' });
-        const pet = await storage.pets.create(
+        const pet = await createClaimed(
+          storage,
           { name: uniqueName('Idem'), categoryId: 9n },
           { ...scope, fingerprint: 'fp-2' },
         );
         await expect(
-          storage.idempotency.claim(scope, 'fp-2', options(now + LOCK_MS + 2)),
+          storage.idempotency.claim(scope, 'fp-2', options(now + IDEMPOTENCY_LOCK_MS + 2)),
         ).resolves.toEqual({ kind: 'replay', petId: pet.id });
       });
 
@@ -370,12 +390,13 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         const scope = newScope();
         const now = Date.now();
         await storage.idempotency.claim(scope, 'fp-1', options(now));
-        const pet = await storage.pets.create(
+        const pet = await createClaimed(
+          storage,
           { name: uniqueName('Idem'), categoryId: 9n },
           { ...scope, fingerprint: 'fp-1' },
         );
         await expect(
-          storage.idempotency.claim(scope, 'fp-1', options(now + LOCK_MS * 10)),
+          storage.idempotency.claim(scope, 'fp-1', options(now + IDEMPOTENCY_LOCK_MS * 10)),
         ).resolves.toEqual({ kind: 'replay', petId: pet.id });
       });
 
@@ -403,7 +424,8 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         const scope = newScope();
         const now = Date.now();
         await storage.idempotency.claim(scope, 'fp-1', options(now));
-        const pet = await storage.pets.create(
+        const pet = await createClaimed(
+          storage,
           { name: uniqueName('Idem'), categoryId: 9n },
           { ...scope, fingerprint: 'fp-1' },
         );
@@ -425,21 +447,22 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         const now = Date.now();
         await storage.idempotency.claim(scope, 'fp-1', options(now));
         await expect(
-          storage.idempotency.claim(scope, 'fp-2', options(now + LOCK_MS + 1)),
+          storage.idempotency.claim(scope, 'fp-2', options(now + IDEMPOTENCY_LOCK_MS + 1)),
         ).resolves.toEqual({ kind: 'claimed' });
         const stalledName = uniqueName('Stalled');
         await expect(
-          storage.pets.create(
+          storage.pets.createForClaim(
             { name: stalledName, categoryId: 1n },
             { ...scope, fingerprint: 'fp-1' },
           ),
-        ).rejects.toThrow();
-        const pet = await storage.pets.create(
+        ).resolves.toEqual({ kind: 'claim_lost' });
+        const pet = await createClaimed(
+          storage,
           { name: uniqueName('Taker'), categoryId: 1n },
           { ...scope, fingerprint: 'fp-2' },
         );
         await expect(
-          storage.idempotency.claim(scope, 'fp-2', options(now + LOCK_MS + 2)),
+          storage.idempotency.claim(scope, 'fp-2', options(now + IDEMPOTENCY_LOCK_MS + 2)),
         ).resolves.toEqual({ kind: 'replay', petId: pet.id });
         const after = await listAllAfter(storage, 0);
         expect(after.filter((p) => p.name === stalledName)).toEqual([]);
@@ -460,27 +483,31 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         expect(after.filter((p) => p.name.startsWith(tag))).toEqual([]);
       });
 
-      it('rejects create() with a scope that was never claimed and inserts no pet', async () => {
+      it('reports claim_lost for a scope that was never claimed and inserts no pet', async () => {
         const marker = await storage.pets.create({ name: uniqueName('Marker'), categoryId: 1n });
         const name = uniqueName('Orphan');
         await expect(
-          storage.pets.create({ name, categoryId: 1n }, { ...newScope(), fingerprint: 'fp-1' }),
-        ).rejects.toThrow();
+          storage.pets.createForClaim(
+            { name, categoryId: 1n },
+            { ...newScope(), fingerprint: 'fp-1' },
+          ),
+        ).resolves.toEqual({ kind: 'claim_lost' });
         const after = await listAllAfter(storage, marker.id);
         expect(after.filter((p) => p.name === name)).toEqual([]);
       });
 
-      it('rejects create() with a scope that is already completed and inserts no second pet', async () => {
+      it('reports claim_lost for a scope that is already completed and inserts no second pet', async () => {
         const scope = newScope();
         await storage.idempotency.claim(scope, 'fp-1', options(Date.now()));
-        const first = await storage.pets.create(
+        const first = await createClaimed(
+          storage,
           { name: uniqueName('First'), categoryId: 1n },
           { ...scope, fingerprint: 'fp-1' },
         );
         const name = uniqueName('Second');
         await expect(
-          storage.pets.create({ name, categoryId: 1n }, { ...scope, fingerprint: 'fp-1' }),
-        ).rejects.toThrow();
+          storage.pets.createForClaim({ name, categoryId: 1n }, { ...scope, fingerprint: 'fp-1' }),
+        ).resolves.toEqual({ kind: 'claim_lost' });
         const after = await listAllAfter(storage, first.id);
         expect(after.filter((p) => p.name === name)).toEqual([]);
       });

@@ -1,4 +1,4 @@
-import { DomainError } from '../errors.js';
+import { domainErrors } from '../errors.js';
 import { isPetStatus, MAX_PET_ID, type PetStatus } from './pet.js';
 
 /**
@@ -12,22 +12,17 @@ export function encodeCursor(afterId: number, status: PetStatus | undefined): st
 }
 
 export function decodeCursor(cursor: string, status: PetStatus | undefined): number {
-  const invalid = new DomainError(
-    'invalid_parameter',
-    'cursor is not valid: use the Link rel="next" URL of the previous page as it is',
-  );
-  if (!/^[A-Za-z0-9_-]{1,64}$/.test(cursor)) throw invalid;
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(cursor)) throw domainErrors.invalidCursor();
   const [version, id, filter, ...rest] = Buffer.from(cursor, 'base64url').toString().split('|');
   if (version !== VERSION || rest.length > 0 || id === undefined || !/^\d{1,16}$/.test(id)) {
-    throw invalid;
+    throw domainErrors.invalidCursor();
   }
   const afterId = Number(id);
-  if (afterId > MAX_PET_ID || (filter !== '' && !isPetStatus(filter))) throw invalid;
+  if (afterId > MAX_PET_ID || (filter !== '' && !isPetStatus(filter))) {
+    throw domainErrors.invalidCursor();
+  }
   if ((filter || undefined) !== status) {
-    throw new DomainError(
-      'invalid_parameter',
-      `cursor belongs to ${filter ? `status=${filter}` : 'the unfiltered list'}: repeat that filter or start again without cursor`,
-    );
+    throw domainErrors.cursorOfOtherFilter(filter || undefined);
   }
   return afterId;
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.js';
-import { DomainError } from '../errors.js';
-import type { IdempotencyStore, PetStore } from '../ports.js';
+import { domainErrors } from '../errors.js';
+import type { CreateOutcome, IdempotencyStore, PetStore } from '../ports.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import type { NewPet, Pet, PetStatus } from './pet.js';
 
@@ -49,7 +49,7 @@ export class PetService {
 
   async get(id: bigint): Promise<Pet> {
     const pet = await this.pets.get(id);
-    if (pet === undefined) throw new DomainError('not_found', `No pet has id ${id}`);
+    if (pet === undefined) throw domainErrors.petNotFound(id);
     return pet;
   }
 
@@ -68,27 +68,23 @@ export class PetService {
       case 'replay':
         return { pet: await this.get(BigInt(claim.petId)), replayed: true };
       case 'mismatch':
-        throw new DomainError(
-          'idempotency_key_reused',
-          'This Idempotency-Key was already used with a different request body; use a new key for a new pet',
-        );
+        throw domainErrors.idempotencyKeyReused();
       case 'in_progress':
-        throw new DomainError(
-          'idempotency_key_in_use',
-          'A request with this Idempotency-Key is still being processed; retry after it finishes',
-        );
+        throw domainErrors.idempotencyKeyInUse();
       case 'claimed':
         break;
     }
+    let outcome: CreateOutcome;
     try {
-      return { pet: await this.pets.create(input, completion), replayed: false };
+      outcome = await this.pets.createForClaim(input, completion);
     } catch (error) {
-      // A lost claim belongs to another request now; anything else frees the key for a retry.
-      if (!(error instanceof DomainError)) {
-        await this.idempotency.release(completion).catch(() => undefined);
-      }
+      // Nothing was stored: free the key so that a retry can use it.
+      await this.idempotency.release(completion).catch(() => undefined);
       throw error;
     }
+    // A lost claim belongs to another request now; it is not ours to release.
+    if (outcome.kind === 'claim_lost') throw domainErrors.idempotencyClaimLost();
+    return { pet: outcome.pet, replayed: false };
   }
 }
 

@@ -1,5 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
-import { DomainError } from '../../domain/errors.js';
+import type { Kysely, Selectable, Transaction } from 'kysely';
 import {
   isPetStatus,
   MAX_PET_ID,
@@ -7,10 +6,12 @@ import {
   type Pet,
   type PetStatus,
 } from '../../domain/pets/pet.js';
-import type { IdempotencyCompletion, PetStore } from '../../domain/ports.js';
+import type { CreateOutcome, IdempotencyCompletion, PetStore } from '../../domain/ports.js';
 import { type Database, type PetsTable, toBigInt, toNumber } from './database.js';
 
 const INSERT_BATCH = 500;
+/** Thrown inside the transaction only to roll it back; never leaves this file. */
+const CLAIM_LOST = Symbol('claim lost');
 
 function toPet(row: Pick<Selectable<PetsTable>, 'id' | 'name' | 'category_id' | 'status'>): Pet {
   const pet: Pet = { id: toNumber(row.id), name: row.name, categoryId: toBigInt(row.category_id) };
@@ -25,6 +26,18 @@ function toRow(input: NewPet, now: number) {
     status: input.status ?? null,
     created_at: now,
   };
+}
+
+async function insertPet(trx: Transaction<Database>, input: NewPet, now: number): Promise<Pet> {
+  const { id } = await trx
+    .insertInto('pets')
+    .values(toRow(input, now))
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const petId = toNumber(id);
+  // Ids must stay readable by every JavaScript client; refusing here rolls the insert back.
+  if (petId > MAX_PET_ID) throw new Error('pet ids are exhausted (2^53 - 1 reached)');
+  return { id: petId, ...input };
 }
 
 export class SqlPetStore implements PetStore {
@@ -52,34 +65,31 @@ export class SqlPetStore implements PetStore {
     return row === undefined ? undefined : toPet(row);
   }
 
-  async create(input: NewPet, idempotency?: IdempotencyCompletion): Promise<Pet> {
-    return this.db.transaction().execute(async (trx) => {
-      const { id } = await trx
-        .insertInto('pets')
-        .values(toRow(input, this.now()))
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      const petId = toNumber(id);
-      // Ids must stay readable by every JavaScript client; refusing here rolls the insert back.
-      if (petId > MAX_PET_ID) throw new Error('pet ids are exhausted (2^53 - 1 reached)');
-      if (idempotency !== undefined) {
+  async create(input: NewPet): Promise<Pet> {
+    return this.db.transaction().execute((trx) => insertPet(trx, input, this.now()));
+  }
+
+  async createForClaim(input: NewPet, claim: IdempotencyCompletion): Promise<CreateOutcome> {
+    return this.db
+      .transaction()
+      .execute(async (trx): Promise<CreateOutcome> => {
+        const pet = await insertPet(trx, input, this.now());
         const result = await trx
           .updateTable('idempotency_keys')
-          .set({ pet_id: petId })
-          .where('api_key_id', '=', idempotency.apiKeyId)
-          .where('key', '=', idempotency.key)
-          .where('fingerprint', '=', idempotency.fingerprint)
+          .set({ pet_id: pet.id })
+          .where('api_key_id', '=', claim.apiKeyId)
+          .where('key', '=', claim.key)
+          .where('fingerprint', '=', claim.fingerprint)
           .where('pet_id', 'is', null)
           .executeTakeFirst();
-        if (result.numUpdatedRows !== 1n) {
-          throw new DomainError(
-            'idempotency_key_in_use',
-            'The claim on this Idempotency-Key was lost before the pet was stored; retry',
-          );
-        }
-      }
-      return { id: petId, ...input };
-    });
+        // Throwing rolls the pet back; the outcome below tells the caller why.
+        if (result.numUpdatedRows !== 1n) throw CLAIM_LOST;
+        return { kind: 'created', pet };
+      })
+      .catch((error: unknown) => {
+        if (error === CLAIM_LOST) return { kind: 'claim_lost' } as const;
+        throw error;
+      });
   }
 
   async insertMany(inputs: readonly NewPet[]): Promise<number> {
