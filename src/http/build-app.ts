@@ -14,18 +14,21 @@ import { PetService } from '../domain/pets/pet-service.js';
 import type { RateLimitStore, Storage } from '../domain/ports.js';
 import { RateLimiter } from '../domain/rate-limits/rate-limiter.js';
 import { MemoryRateLimitStore } from '../storage/memory/memory-rate-limit-store.js';
-import { ErrorSchema } from './error.schema.js';
-import { handleError, HttpError } from './errors.js';
-import { BODY_LIMIT_BYTES, registerJsonBody } from './json-body.js';
-import { createGuard, type Guard } from './plugins/authenticate.js';
-import { createMetrics, registerMetrics } from './plugins/metrics.js';
-import { registerDocs, registerOpenApi } from './plugins/openapi.js';
-import { limitByAddress, RATE_LIMIT_HEADER_NAMES } from './plugins/rate-limit.js';
-import { genRequestId, registerRequestId } from './plugins/request-id.js';
+import { createAddressGuard, createApiKeyGuard, type Guard } from './api-key-guard.js';
+import { ErrorSchema } from './errors/error.schema.js';
+import { handleError } from './errors/error-handler.js';
+import { httpErrors } from './errors/http-error.js';
+import { docsPlugin } from './plugins/docs.plugin.js';
+import { BODY_LIMIT_BYTES, jsonBodyPlugin } from './plugins/json-body.plugin.js';
+import { createMetrics, metricsPlugin } from './plugins/metrics.plugin.js';
+import { openApiPlugin } from './plugins/openapi.plugin.js';
+import { genRequestId, requestIdPlugin } from './plugins/request-id.plugin.js';
+import { RATE_LIMIT_HEADER_NAMES } from './rate-limit-headers.js';
 import { registerHealth } from './routes/health.route.js';
 import { NewPetSchema, PetSchema, PetsSchema, PetStatusSchema } from './routes/pets/pet.schema.js';
-import { v1Routes } from './routes/v1.js';
-import { createValidatorCompiler, type JsonSchema } from './validation.js';
+import { v1Routes } from './routes/v1.routes.js';
+import { createValidatorCompiler, type JsonSchema } from './validator-compiler.js';
+import { KEY_PREFIX } from '../domain/api-keys/key-format.js';
 
 export interface AppDependencies {
   config: Config;
@@ -64,10 +67,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     durationMs: config.banSeconds * 1000,
   });
   const metrics = createMetrics();
-  const guard = createGuard({
+  const guard = createApiKeyGuard({
     apiKeys: new ApiKeyService(storage.apiKeys, clock, config.environment),
     limiter,
     metrics,
+    keyPrefix: KEY_PREFIX[config.environment],
   });
   const app = Fastify({
     logger: deps.log ? { ...deps.log, redact: LOG_REDACT } : false,
@@ -90,10 +94,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.setValidatorCompiler(createValidatorCompiler(SHARED_SCHEMAS as JsonSchema[]));
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(async (request) => {
-    throw new HttpError('not_found', `Nothing at ${request.method} ${request.url.split('?')[0]}`);
+    throw httpErrors.noRoute(request.method, request.url.split('?')[0] ?? '');
   });
-  registerJsonBody(app);
-  registerRequestId(app);
+  await app.register(jsonBodyPlugin);
+  await app.register(requestIdPlugin);
   await app.register(helmet, {
     global: true,
     // The service is often reached over plain http (local, behind a TLS proxy); upgrading the docs
@@ -116,13 +120,13 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   }
 
   if (deps.rateLimits === undefined) app.addHook('onClose', () => rateLimits.close());
-  registerMetrics(app, metrics);
+  await app.register(metricsPlugin, { metrics });
 
-  await registerOpenApi(app, config);
+  await app.register(openApiPlugin, { config });
   registerHealth(app, storage);
   app.get(
     '/v1/openapi.json',
-    { schema: { hide: true }, onRequest: limitByAddress(limiter, metrics) },
+    { schema: { hide: true }, onRequest: createAddressGuard(limiter, metrics) },
     async () => app.swagger(),
   );
   await app.register(v1Routes, {
@@ -133,7 +137,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     publicBaseUrl: config.publicBaseUrl,
     corsEnabled: config.corsOrigins.length > 0,
   });
-  await registerDocs(app);
+  await app.register(docsPlugin);
   return app;
 }
 
@@ -146,13 +150,7 @@ async function answerFrameworkError(
   void reply.header('x-request-id', request.id);
   try {
     if (/^\/v1(\/|$|\?)/.test(request.url)) await guard(request, reply);
-    handleError(
-      error.code === 'FST_ERR_BAD_URL'
-        ? new HttpError('bad_request', 'The request path is not valid percent-encoding')
-        : error,
-      request,
-      reply,
-    );
+    handleError(error, request, reply);
   } catch (refusal) {
     handleError(refusal, request, reply);
   }

@@ -1,6 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
-import { ErrorSchema } from './error.schema.js';
-import { ERROR_STATUS, type ErrorCode } from './errors.js';
+import { errorBody, ERRORS } from './errors/error-table.js';
+import { ErrorSchema } from './errors/error.schema.js';
+import type { ErrorCode } from './errors/http-error.js';
 
 type HeaderDoc = Record<string, { description: string; schema: { type: string; format?: string } }>;
 
@@ -30,11 +31,27 @@ export const RATE_LIMIT_HEADERS: HeaderDoc = {
   },
 };
 
-const RETRY_AFTER: HeaderDoc = {
-  'Retry-After': {
-    description:
-      'Whole seconds to wait: until the refusing window resets, or the ban ends. Then back off exponentially with jitter.',
-    schema: integer,
+/** Headers of error responses, by status. */
+const ERROR_HEADERS: Partial<Record<number, HeaderDoc>> = {
+  401: {
+    'WWW-Authenticate': {
+      description:
+        'RFC 6750 challenge: `Bearer realm="pets"`, with `error="invalid_token"` when a key was sent.',
+      schema: text,
+    },
+  },
+  429: {
+    'Retry-After': {
+      description:
+        'Whole seconds to wait: until the refusing window resets, or the ban ends. Then back off exponentially with jitter.',
+      schema: integer,
+    },
+  },
+  503: {
+    'Retry-After': {
+      description: 'Whole seconds to wait before retrying.',
+      schema: integer,
+    },
   },
 };
 
@@ -53,29 +70,48 @@ function swaggerHeaders(headers: HeaderDoc) {
 }
 
 /** A response as both Fastify's serializer and the OpenAPI document read it. */
-export function jsonResponse(description: string, schema: TSchema, headers?: HeaderDoc) {
+export function jsonResponse(
+  description: string,
+  schema: TSchema,
+  headers?: HeaderDoc,
+  examples?: Record<string, { summary: string; value: unknown }>,
+) {
   return {
     description,
     headers: swaggerHeaders({ ...RATE_LIMIT_HEADERS, ...headers }),
-    content: { 'application/json': { schema } },
+    content: { 'application/json': { schema, ...(examples ? { examples } : {}) } },
   };
 }
 
-/** Error responses documented for an operation, each listing the codes it can carry. */
-export function errorResponses(codes: readonly ErrorCode[]) {
+type Example<C extends ErrorCode> = { readonly code: C; readonly message: string };
+/** Where an operation refuses something of its own, its example names that, e.g. petId. */
+export type OwnExamples = { readonly [C in ErrorCode]?: Example<C> };
+
+/**
+ * Error responses documented for an operation, by status, each with one example body per code it
+ * can carry: the table's example, or the operation's own.
+ */
+export function errorResponses(codes: readonly ErrorCode[], own: OwnExamples = {}) {
+  // Every operation can be refused by the rate limiter, fail on our side, or meet an outage.
+  const always: ErrorCode[] = ['rate_limited', 'api_key_banned', 'internal_error', 'unavailable'];
   const byStatus = new Map<number, ErrorCode[]>();
-  // Every operation can be refused by the rate limiter and can fail on our side.
-  const always: ErrorCode[] = ['rate_limited', 'api_key_banned', 'internal_error'];
   for (const code of [...codes, ...always]) {
-    const status = ERROR_STATUS[code];
+    const { status } = ERRORS[code];
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
   const responses: Record<number, ReturnType<typeof jsonResponse>> = {};
   for (const [status, list] of byStatus) {
+    const examples = Object.fromEntries(
+      list.map((code) => [
+        code,
+        { summary: code, value: errorBody(own[code] ?? ERRORS[code].example) },
+      ]),
+    );
     responses[status] = jsonResponse(
-      `Error: ${list.join(', ')}`,
+      list.map((code) => `\`${code}\`: ${ERRORS[code].when}`).join(' '),
       Type.Ref(ErrorSchema),
-      status === 429 ? RETRY_AFTER : undefined,
+      ERROR_HEADERS[status],
+      examples,
     );
   }
   return responses;

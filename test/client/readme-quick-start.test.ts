@@ -51,13 +51,13 @@ describe('the README client quick start', () => {
 
 describe('the README curl cookbook', () => {
   it('shows every operation and every error code', async () => {
-    const { ERROR_STATUS } = await import('../../src/http/errors.js');
+    const { ERRORS } = await import('../../src/http/errors/error-table.js');
     const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
     const start = readme.indexOf('## curl cookbook');
     const cookbook = readme.slice(start, readme.indexOf('\n## ', start + 1));
     for (const operation of ['createPet', 'listPets', 'getPet'])
       expect(cookbook).toContain(operation);
-    for (const [code, status] of Object.entries(ERROR_STATUS)) {
+    for (const [code, { status }] of Object.entries(ERRORS)) {
       expect(cookbook, code).toContain(`\`${code}\` (${status})`);
     }
   });

@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GET_PET_SUNSET_AT } from '../../src/domain/pets/deprecation.js';
+import { DependencyUnavailableError } from '../../src/domain/errors.js';
 import type { Storage } from '../../src/domain/ports.js';
-import type { ErrorCode } from '../../src/http/errors.js';
+import type { ErrorCode } from '../../src/http/errors/http-error.js';
 import {
   describeViolation,
   parseViolations,
@@ -57,21 +58,40 @@ function isInt64Clamp(violation: Violation): boolean {
   );
 }
 
-/** Lets a test make an operation's storage call fail, to see its 500. */
-const failing = new Set<'list' | 'get' | 'create'>();
+type StorageCall = 'list' | 'get' | 'create';
+/** Lets a test make an operation's storage call fail: a bug (500) or an outage (503). */
+const failing = new Map<StorageCall, () => Error>();
 function flakyStorage(storage: Storage): Storage {
   const { pets } = storage;
-  const boom = () => Promise.reject(new Error('disk on fire'));
+  const fails = <T>(call: StorageCall, run: () => Promise<T>): Promise<T> => {
+    const failure = failing.get(call);
+    return failure ? Promise.reject(failure()) : run();
+  };
   return overlayStorage(storage, {
     pets: {
-      list: (query) => (failing.has('list') ? boom() : pets.list(query)),
-      get: (id) => (failing.has('get') ? boom() : pets.get(id)),
-      create: (input) => (failing.has('create') ? boom() : pets.create(input)),
-      createForClaim: (input, claim) =>
-        failing.has('create') ? boom() : pets.createForClaim(input, claim),
+      list: (query) => fails('list', () => pets.list(query)),
+      get: (id) => fails('get', () => pets.get(id)),
+      create: (input) => fails('create', () => pets.create(input)),
+      createForClaim: (input, claim) => fails('create', () => pets.createForClaim(input, claim)),
     },
   });
 }
+
+/** Sends a request while one storage call fails the way `failure` says. */
+async function failingWith(
+  call: StorageCall,
+  failure: () => Error,
+  send: () => Promise<Exchange>,
+): Promise<Exchange> {
+  failing.set(call, failure);
+  try {
+    return await send();
+  } finally {
+    failing.delete(call);
+  }
+}
+const bug = () => new Error('disk on fire');
+const outage = () => new DependencyUnavailableError('database');
 
 let server: TestServer | undefined;
 let proxy: PrismProxy | undefined;
@@ -237,14 +257,15 @@ const cases: Case[] = [
     code: 'internal_error',
     what: 'storage fails',
     invalidRequest: false,
-    send: async () => {
-      failing.add('list');
-      try {
-        return await list('storage fails', '/pets', { key });
-      } finally {
-        failing.delete('list');
-      }
-    },
+    send: () => failingWith('list', bug, () => list('storage fails', '/pets', { key })),
+  },
+  {
+    operation: 'listPets',
+    status: 503,
+    code: 'unavailable',
+    what: 'the database is down',
+    invalidRequest: false,
+    send: () => failingWith('list', outage, () => list('storage fails', '/pets', { key })),
   },
   // createPet
   {
@@ -400,14 +421,15 @@ const cases: Case[] = [
     code: 'internal_error',
     what: 'storage fails',
     invalidRequest: false,
-    send: async () => {
-      failing.add('create');
-      try {
-        return await create('storage fails', { key, body: newPet });
-      } finally {
-        failing.delete('create');
-      }
-    },
+    send: () => failingWith('create', bug, () => create('storage fails', { key, body: newPet })),
+  },
+  {
+    operation: 'createPet',
+    status: 503,
+    code: 'unavailable',
+    what: 'the database is down',
+    invalidRequest: false,
+    send: () => failingWith('create', outage, () => create('storage fails', { key, body: newPet })),
   },
   // getPet (deprecated)
   {
@@ -463,14 +485,15 @@ const cases: Case[] = [
     code: 'internal_error',
     what: 'storage fails',
     invalidRequest: false,
-    send: async () => {
-      failing.add('get');
-      try {
-        return await get('storage fails', `/pets/${petId}`, { key });
-      } finally {
-        failing.delete('get');
-      }
-    },
+    send: () => failingWith('get', bug, () => get('storage fails', `/pets/${petId}`, { key })),
+  },
+  {
+    operation: 'getPet',
+    status: 503,
+    code: 'unavailable',
+    what: 'the database is down',
+    invalidRequest: false,
+    send: () => failingWith('get', outage, () => get('storage fails', `/pets/${petId}`, { key })),
   },
   {
     // The proxy forwards to the same server, so moving its clock past the sunset is enough.

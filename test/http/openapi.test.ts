@@ -1,15 +1,16 @@
 import { readFileSync } from 'node:fs';
 import type { TSchema } from '@sinclair/typebox';
 import { describe, expect, it } from 'vitest';
-import { ErrorSchema } from '../../src/http/error.schema.js';
-import { type ErrorBody, ERROR_STATUS, type ErrorCode } from '../../src/http/errors.js';
+import { type ErrorBody, ERRORS, statusOf } from '../../src/http/errors/error-table.js';
+import { ErrorSchema } from '../../src/http/errors/error.schema.js';
+import type { ErrorCode } from '../../src/http/errors/http-error.js';
 import {
   NewPetSchema,
   PetSchema,
   PetsSchema,
   PetStatusSchema,
 } from '../../src/http/routes/pets/pet.schema.js';
-import { createValidatorCompiler, type JsonSchema } from '../../src/http/validation.js';
+import { createValidatorCompiler, type JsonSchema } from '../../src/http/validator-compiler.js';
 import { call, useServer } from '../helpers/test-server.js';
 
 const server = useServer({ env: { PUBLIC_BASE_URL: 'https://pets.example.com' } });
@@ -102,7 +103,7 @@ describe('GET /v1/openapi.json', () => {
     expect(doc.components.schemas.NewPet).toBeDefined();
   });
 
-  it('documents the rate-limit headers on every response as required, and Retry-After on 429', async () => {
+  it('documents the rate-limit headers on every response as required, and Retry-After on 429 and 503', async () => {
     const doc = await document();
     const rateLimitHeaders = [
       'X-RateLimit-Limit',
@@ -119,9 +120,12 @@ describe('GET /v1/openapi.json', () => {
             expect.arrayContaining(rateLimitHeaders),
           );
           expect(headers.includes('Retry-After'), `${method} ${path} ${status}`).toBe(
-            status === '429',
+            status === '429' || status === '503',
           );
-          for (const name of [...rateLimitHeaders, 'Retry-After', 'Location']) {
+          expect(headers.includes('WWW-Authenticate'), `${method} ${path} ${status}`).toBe(
+            status === '401',
+          );
+          for (const name of [...rateLimitHeaders, 'Retry-After', 'Location', 'WWW-Authenticate']) {
             if (name in (response.headers ?? {})) {
               expect(
                 response.headers?.[name]?.required,
@@ -169,8 +173,8 @@ describe('GET /v1/openapi.json', () => {
   it('lists every error code of the error table, as the README does', async () => {
     const doc = await document();
     const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    for (const [code, status] of Object.entries(ERROR_STATUS)) {
-      expect(doc.info.description, code).toContain(`| \`${code}\` | ${status} |`);
+    for (const [code, { status, when }] of Object.entries(ERRORS)) {
+      expect(doc.info.description, code).toContain(`| \`${code}\` | ${status} | ${when} |`);
       expect(readme, `README lacks ${code}`).toMatch(
         new RegExp(`\\|\\s*\`${code}\`\\s*\\|\\s*${status}\\s*\\|`),
       );
@@ -239,11 +243,15 @@ describe('the examples in /v1/openapi.json', () => {
           const media = response.content?.['application/json'];
           if (media?.schema.$ref !== '#/components/schemas/Error') continue;
           const where = `${method} ${path} ${status}`;
-          const listed = (response.description ?? '').replace(/^Error: /, '').split(', ');
-          expect(Object.keys(media.examples ?? {}), where).toEqual(listed);
+          // The description names each code the examples show, in the same order.
+          const named = [...(response.description ?? '').matchAll(/`([a-z_]+)`:/g)].map(
+            (m) => m[1],
+          );
+          expect(Object.keys(media.examples ?? {}), where).toEqual(named);
+          expect(named.length, where).toBeGreaterThan(0);
           for (const [code, { value }] of Object.entries(media.examples ?? {})) {
             expect(value, where).toMatchObject({ code, status: Number(status) });
-            expect(ERROR_STATUS[code as ErrorCode], where).toBe(Number(status));
+            expect(statusOf(code as ErrorCode), where).toBe(Number(status));
             expect(accepts(ErrorSchema, value), where).toBeUndefined();
             shown.set(`${op.operationId} ${code}`, value);
           }

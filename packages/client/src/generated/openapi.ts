@@ -68,7 +68,7 @@ export type components = {
          */
         NewPet: {
             /**
-             * @description The animal's name: 1 to 100 characters, not blank, no control characters. Stored as sent.
+             * @description The animal's name: 1 to 100 characters (Unicode code points), not blank, no control characters, no unpaired surrogates. Stored as sent.
              * @example Rex
              */
             name: string;
@@ -134,7 +134,7 @@ export type components = {
              * @description Machine-readable error code (see the error table).
              * @enum {string}
              */
-            code: "bad_request" | "invalid_json" | "invalid_body" | "invalid_parameter" | "unauthorized" | "not_found" | "method_not_allowed" | "idempotency_key_in_use" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "api_key_banned" | "internal_error" | "service_unavailable";
+            code: "bad_request" | "invalid_json" | "invalid_body" | "invalid_parameter" | "unauthorized" | "not_found" | "method_not_allowed" | "idempotency_key_in_use" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "api_key_banned" | "internal_error" | "unavailable";
             /** @description What went wrong and what to do about it. */
             message: string;
             /** @description The HTTP status code of the response. */
@@ -188,7 +188,7 @@ export interface operations {
                     "application/json": components["schemas"]["Pets"];
                 };
             };
-            /** @description Error: invalid_parameter */
+            /** @description `invalid_parameter`: A query or path parameter, a cursor or the Idempotency-Key header is invalid. */
             400: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
@@ -207,7 +207,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error: unauthorized */
+            /** @description `unauthorized`: No key, another scheme, a malformed, unknown or revoked key. */
             401: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
@@ -220,13 +220,15 @@ export interface operations {
                     "RateLimit-Policy": string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
                     RateLimit: string;
+                    /** @description RFC 6750 challenge: `Bearer realm="pets"`, with `error="invalid_token"` when a key was sent. */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error: rate_limited, api_key_banned */
+            /** @description `rate_limited`: Over a plan limit, or over the budget of requests without a valid key. `api_key_banned`: The key kept sending after 429s and is banned for a while. */
             429: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
@@ -247,7 +249,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error: internal_error */
+            /** @description `internal_error`: Our fault; retry later. */
             500: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
@@ -260,6 +262,27 @@ export interface operations {
                     "RateLimit-Policy": string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
                     RateLimit: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unavailable`: The database or Redis does not answer; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Requests allowed in the window in force (the one with the fewest left). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description When that window resets, in Unix seconds. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy": string;
+                    /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
+                    RateLimit: string;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -307,7 +330,7 @@ export interface operations {
                     "application/json": components["schemas"]["Pet"];
                 };
             };
-            /** @description Error: invalid_body, invalid_json, invalid_parameter */
+            /** @description `invalid_body`: The JSON is not a NewPet: missing or unknown field, null, wrong type, value out of range. `invalid_json`: The body is not valid JSON. `invalid_parameter`: A query or path parameter, a cursor or the Idempotency-Key header is invalid. */
             400: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
@@ -326,7 +349,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error: unauthorized */
+            /** @description `unauthorized`: No key, another scheme, a malformed, unknown or revoked key. */
             401: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
@@ -339,13 +362,15 @@ export interface operations {
                     "RateLimit-Policy": string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
                     RateLimit: string;
+                    /** @description RFC 6750 challenge: `Bearer realm="pets"`, with `error="invalid_token"` when a key was sent. */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error: idempotency_key_in_use */
+            /** @description `idempotency_key_in_use`: A request with the same Idempotency-Key is still running. */
             409: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
@@ -364,7 +389,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error: payload_too_large */
+            /** @description `payload_too_large`: The body is over 16 KiB. */
             413: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
@@ -383,7 +408,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error: unsupported_media_type */
+            /** @description `unsupported_media_type`: The body is not application/json (UTF-8). */
             415: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
@@ -402,7 +427,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error: idempotency_key_reused */
+            /** @description `idempotency_key_reused`: The Idempotency-Key was used before with a different body. */
             422: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
@@ -421,7 +446,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error: rate_limited, api_key_banned */
+            /** @description `rate_limited`: Over a plan limit, or over the budget of requests without a valid key. `api_key_banned`: The key kept sending after 429s and is banned for a while. */
             429: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
@@ -442,7 +467,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error: internal_error */
+            /** @description `internal_error`: Our fault; retry later. */
             500: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
@@ -455,6 +480,27 @@ export interface operations {
                     "RateLimit-Policy": string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
                     RateLimit: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unavailable`: The database or Redis does not answer; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Requests allowed in the window in force (the one with the fewest left). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description When that window resets, in Unix seconds. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy": string;
+                    /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
+                    RateLimit: string;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -503,7 +549,7 @@ export interface operations {
                     "application/json": components["schemas"]["Pet"];
                 };
             };
-            /** @description Error: invalid_parameter */
+            /** @description `invalid_parameter`: A query or path parameter, a cursor or the Idempotency-Key header is invalid. */
             400: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
@@ -522,7 +568,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error: unauthorized */
+            /** @description `unauthorized`: No key, another scheme, a malformed, unknown or revoked key. */
             401: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
@@ -535,13 +581,15 @@ export interface operations {
                     "RateLimit-Policy": string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
                     RateLimit: string;
+                    /** @description RFC 6750 challenge: `Bearer realm="pets"`, with `error="invalid_token"` when a key was sent. */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error: not_found */
+            /** @description `not_found`: No pet with that id, or no operation at that path. */
             404: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
@@ -560,7 +608,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error: gone */
+            /** @description `gone`: getPet after its sunset, 5 December 2030. */
             410: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
@@ -579,7 +627,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error: rate_limited, api_key_banned */
+            /** @description `rate_limited`: Over a plan limit, or over the budget of requests without a valid key. `api_key_banned`: The key kept sending after 429s and is banned for a while. */
             429: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
@@ -600,7 +648,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error: internal_error */
+            /** @description `internal_error`: Our fault; retry later. */
             500: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
@@ -613,6 +661,27 @@ export interface operations {
                     "RateLimit-Policy": string;
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
                     RateLimit: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unavailable`: The database or Redis does not answer; retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Requests allowed in the window in force (the one with the fewest left). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description When that window resets, in Unix seconds. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy": string;
+                    /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
+                    RateLimit: string;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {

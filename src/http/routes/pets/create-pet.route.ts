@@ -1,17 +1,19 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { PetService } from '../../../domain/pets/pet-service.js';
+import { httpErrors } from '../../errors/http-error.js';
 import { errorResponses, jsonResponse } from '../../openapi-responses.js';
-import { Type } from '@sinclair/typebox';
+import { problems } from '../../validator-compiler.js';
 import {
-  type IdempotencyHeaders,
+  IDEMPOTENCY_KEY_MAX_LENGTH,
   IdempotencyHeadersSchema,
-  type NewPetBody,
   NewPetSchema,
   PetSchema,
 } from './pet.schema.js';
 
 export function registerCreatePet(app: FastifyInstance, pets: PetService): void {
-  app.post<{ Body: NewPetBody; Headers: IdempotencyHeaders }>(
+  app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/pets',
     {
       schema: {
@@ -31,16 +33,23 @@ export function registerCreatePet(app: FastifyInstance, pets: PetService): void 
               schema: { type: 'string' },
             },
           }),
-          ...errorResponses([
-            'invalid_body',
-            'invalid_json',
-            'invalid_parameter',
-            'unauthorized',
-            'idempotency_key_in_use',
-            'payload_too_large',
-            'unsupported_media_type',
-            'idempotency_key_reused',
-          ]),
+          ...errorResponses(
+            [
+              'invalid_body',
+              'invalid_json',
+              'invalid_parameter',
+              'unauthorized',
+              'idempotency_key_in_use',
+              'payload_too_large',
+              'unsupported_media_type',
+              'idempotency_key_reused',
+            ],
+            {
+              invalid_parameter: httpErrors.invalidParameter(
+                problems.stringLength('idempotency-key', 1, IDEMPOTENCY_KEY_MAX_LENGTH),
+              ),
+            },
+          ),
         },
       },
     },

@@ -1,17 +1,19 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../../domain/clock.js';
 import {
   GET_PET_DEPRECATED_AT,
-  GET_PET_SUNSET_AT,
+  GET_PET_SUNSET_HTTP_DATE,
+  getPetGone,
   isGetPetGone,
 } from '../../../domain/pets/deprecation.js';
+import { INT64_MAX } from '../../../domain/pets/pet.js';
 import type { PetService } from '../../../domain/pets/pet-service.js';
-import { HttpError } from '../../errors.js';
+import { httpErrors } from '../../errors/http-error.js';
 import { errorResponses, jsonResponse } from '../../openapi-responses.js';
-import { type PetIdParams, PetIdParamsSchema, PetSchema } from './pet.schema.js';
-
-const SUNSET_HTTP_DATE = new Date(GET_PET_SUNSET_AT).toUTCString();
+import { problems } from '../../validator-compiler.js';
+import { PetIdParamsSchema, PetSchema } from './pet.schema.js';
 
 const DEPRECATION_HEADERS = {
   Deprecation: {
@@ -19,7 +21,7 @@ const DEPRECATION_HEADERS = {
     schema: { type: 'string' },
   },
   Sunset: {
-    description: `RFC 8594: removal date, ${SUNSET_HTTP_DATE}.`,
+    description: `RFC 8594: removal date, ${GET_PET_SUNSET_HTTP_DATE}.`,
     schema: { type: 'string' },
   },
   Link: {
@@ -36,34 +38,33 @@ export function registerGetPet(
 ): void {
   const deprecation = `@${Math.floor(GET_PET_DEPRECATED_AT / 1000)}`;
   const successor = `<${publicBaseUrl}/v1/pets>; rel="successor-version"`;
-  app.get<{ Params: PetIdParams }>(
+  app.withTypeProvider<TypeBoxTypeProvider>().get(
     '/pets/:petId',
     {
       schema: {
         operationId: 'getPet',
         summary: 'Get a pet (deprecated)',
-        description: `Deprecated: removed on ${SUNSET_HTTP_DATE}; from then on it answers 410. Use GET /pets with a status filter instead.`,
+        description: `Deprecated: removed on ${GET_PET_SUNSET_HTTP_DATE}; from then on it answers 410. Use GET /pets with a status filter instead.`,
         deprecated: true,
         tags: ['Pets'],
         params: PetIdParamsSchema,
         response: {
           200: jsonResponse('The pet.', Type.Ref(PetSchema), DEPRECATION_HEADERS),
-          ...errorResponses(['invalid_parameter', 'unauthorized', 'not_found', 'gone']),
+          ...errorResponses(['invalid_parameter', 'unauthorized', 'not_found', 'gone'], {
+            invalid_parameter: httpErrors.invalidParameter(
+              problems.integerRange('petId', 1n, INT64_MAX),
+            ),
+          }),
         },
       },
       // onSend sees every answer of this route, the 401s of authentication included.
       onSend: async (_request, reply, payload) => {
-        void reply.headers({ deprecation, sunset: SUNSET_HTTP_DATE, link: successor });
+        void reply.headers({ deprecation, sunset: GET_PET_SUNSET_HTTP_DATE, link: successor });
         return payload;
       },
       // Before validation, so that after the sunset every call, valid id or not, learns it is gone.
       preValidation: async () => {
-        if (isGetPetGone(clock.now())) {
-          throw new HttpError(
-            'gone',
-            `GET /v1/pets/{petId} was removed on ${SUNSET_HTTP_DATE}; use GET /v1/pets with a status filter`,
-          );
-        }
+        if (isGetPetGone(clock.now())) throw getPetGone();
       },
     },
     async (request) => pets.get(request.params.petId),

@@ -1,15 +1,17 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { PAGE_SIZE } from '../../../domain/pets/pet.js';
 import type { PetService } from '../../../domain/pets/pet-service.js';
 import { errorResponses, jsonResponse } from '../../openapi-responses.js';
-import { type ListPetsQuery, ListPetsQuerySchema, PetsSchema } from './pet.schema.js';
+import { ListPetsQuerySchema, PetsSchema } from './pet.schema.js';
 
 export function registerListPets(
   app: FastifyInstance,
   pets: PetService,
   publicBaseUrl: string,
 ): void {
-  app.get<{ Querystring: ListPetsQuery }>(
+  app.withTypeProvider<TypeBoxTypeProvider>().get(
     '/pets',
     {
       schema: {
@@ -32,7 +34,8 @@ export function registerListPets(
       },
     },
     async (request, reply) => {
-      const { limit, status, cursor } = request.query;
+      // The validator fills in the default; the fallback only satisfies the type.
+      const { limit = PAGE_SIZE.default, status, cursor } = request.query;
       const page = await pets.list({
         limit,
         ...(status ? { status } : {}),

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -10,8 +10,12 @@ export function genRequestId(request: IncomingMessage): string {
   return typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
 }
 
-export function registerRequestId(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request, reply) => {
-    void reply.header('x-request-id', request.id);
-  });
-}
+/** Echoes the request id on every response (Fastify's genReqId option makes it). */
+export const requestIdPlugin = fp(
+  async (app) => {
+    app.addHook('onRequest', async (request, reply) => {
+      void reply.header('x-request-id', request.id);
+    });
+  },
+  { name: 'request-id' },
+);

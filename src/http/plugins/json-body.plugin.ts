@@ -1,8 +1,9 @@
-import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
 import { parse as parseLossless } from 'lossless-json';
-import { HttpError } from './errors.js';
+import { httpErrors } from '../errors/http-error.js';
 
-export const BODY_LIMIT_BYTES = 16 * 1024;
+export const BODY_LIMIT_KIB = 16;
+export const BODY_LIMIT_BYTES = BODY_LIMIT_KIB * 1024;
 
 /** Integers beyond 2^53 become bigint so int64 fields keep every digit; other numbers stay numbers. */
 function parseNumber(text: string): number | bigint {
@@ -20,21 +21,25 @@ export function parseJsonBody(text: string): unknown {
     return /\d{16}/.test(text) ? parseLossless(text, null, parseNumber) : JSON.parse(text);
   } catch (error) {
     const detail = error instanceof Error ? error.message.replace(/\s+/g, ' ') : 'invalid JSON';
-    throw new HttpError('invalid_json', `Request body is not valid JSON: ${detail}`);
+    throw httpErrors.invalidJson(detail);
   }
 }
 
-export function registerJsonBody(app: FastifyInstance): void {
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser(
-    'application/json',
-    { parseAs: 'string', bodyLimit: BODY_LIMIT_BYTES },
-    (_request, body, done) => {
-      try {
-        done(null, parseJsonBody(body as string));
-      } catch (error) {
-        done(error as Error, undefined);
-      }
-    },
-  );
-}
+/** application/json is the only body this API takes; anything else is a 415. */
+export const jsonBodyPlugin = fp(
+  async (app) => {
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser(
+      'application/json',
+      { parseAs: 'string', bodyLimit: BODY_LIMIT_BYTES },
+      (_request, body, done) => {
+        try {
+          done(null, parseJsonBody(body as string));
+        } catch (error) {
+          done(error as Error, undefined);
+        }
+      },
+    );
+  },
+  { name: 'json-body' },
+);

@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 
 /** What the service reports at /metrics. One registry per app, so test servers never share one. */
@@ -57,19 +58,23 @@ function operationOf(request: FastifyRequest): string {
   return options.url ?? 'unmatched';
 }
 
-export function registerMetrics(app: FastifyInstance, metrics: Metrics): void {
-  app.addHook('onResponse', async (request, reply) => {
-    const operation = operationOf(request);
-    metrics.requests.inc({ operation, method: request.method, status: reply.statusCode });
-    metrics.duration.observe({ operation }, reply.elapsedTime / 1000);
-    const deprecated = (request.routeOptions.schema as { deprecated?: unknown } | undefined)
-      ?.deprecated;
-    if (deprecated === true && request.apiKey !== undefined) {
-      metrics.deprecatedCalls.inc({ operation, key_id: request.apiKey.id });
-    }
-  });
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
-    const text = await metrics.registry.metrics();
-    return reply.type(metrics.registry.contentType).send(text);
-  });
-}
+/** Counts every answer and serves the registry at /metrics (Prometheus text format). */
+export const metricsPlugin = fp<{ metrics: Metrics }>(
+  async (app, { metrics }) => {
+    app.addHook('onResponse', async (request, reply) => {
+      const operation = operationOf(request);
+      metrics.requests.inc({ operation, method: request.method, status: reply.statusCode });
+      metrics.duration.observe({ operation }, reply.elapsedTime / 1000);
+      const deprecated = (request.routeOptions.schema as { deprecated?: unknown } | undefined)
+        ?.deprecated;
+      if (deprecated === true && request.apiKey !== undefined) {
+        metrics.deprecatedCalls.inc({ operation, key_id: request.apiKey.id });
+      }
+    });
+    app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+      const text = await metrics.registry.metrics();
+      return reply.type(metrics.registry.contentType).send(text);
+    });
+  },
+  { name: 'metrics' },
+);

@@ -1,14 +1,14 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ApiKeyRecord } from '../../domain/api-keys/api-key.js';
-import { type AuthResult, ApiKeyService } from '../../domain/api-keys/api-key-service.js';
-import type { RateDecision, RateLimiter } from '../../domain/rate-limits/rate-limiter.js';
-import { HttpError } from '../errors.js';
-import type { Metrics } from './metrics.js';
-import { refusal, setRateLimitHeaders } from './rate-limit.js';
+import type { ApiKeyRecord } from '../domain/api-keys/api-key.js';
+import { type AuthResult, ApiKeyService } from '../domain/api-keys/api-key-service.js';
+import type { RateDecision, RateLimiter } from '../domain/rate-limits/rate-limiter.js';
+import { httpErrors } from './errors/http-error.js';
+import type { Metrics } from './plugins/metrics.plugin.js';
+import { refusalOf, setRateLimitHeaders } from './rate-limit-headers.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The verified API key; set by the authenticate hook on every /v1 operation. */
+    /** The verified API key; set by the API key guard on every /v1 operation. */
     apiKey: ApiKeyRecord | undefined;
   }
 }
@@ -17,18 +17,12 @@ export interface GuardDependencies {
   apiKeys: ApiKeyService;
   limiter: RateLimiter;
   metrics: Metrics;
+  /** `pa_live_` or `pa_test_`: named in the 401 for a malformed key. */
+  keyPrefix: string;
 }
 
-type Refused = Exclude<AuthResult, { ok: true }>['reason'];
-
-const REALM = 'Bearer realm="pets"';
-const MESSAGES: Record<Exclude<Refused, 'not_looked_up'>, string> = {
-  missing: 'Missing API key: send it as Authorization: Bearer <key>',
-  malformed:
-    'API key is not valid: expected Authorization: Bearer pa_live_ followed by 36 letters and digits',
-  unknown: 'API key is not valid: check it was copied whole, or create a new one',
-  revoked: 'API key has been revoked: create a new one',
-};
+/** An onRequest hook: answers (by throwing) or lets the request through. */
+export type Guard = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
 /** RFC 6750: the scheme word is case-insensitive; one token follows it. */
 function bearerToken(header: string | undefined): { token?: string; sent: boolean } {
@@ -42,10 +36,8 @@ function bearerToken(header: string | undefined): { token?: string; sent: boolea
  * its plan's limits. Anything else draws on its address's budget, which is checked before storage
  * is read for a key this instance has not seen valid lately, so guessing keys stays slow.
  */
-export type Guard = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
-
-export function createGuard(deps: GuardDependencies): Guard {
-  const { apiKeys, limiter, metrics } = deps;
+export function createApiKeyGuard(deps: GuardDependencies): Guard {
+  const { apiKeys, limiter, metrics, keyPrefix } = deps;
   return async (request, reply) => {
     const { token, sent } = bearerToken(request.headers.authorization);
     let gate: RateDecision | undefined;
@@ -64,18 +56,31 @@ export function createGuard(deps: GuardDependencies): Guard {
       if (decision.allowed) return;
       if (decision.banStarted)
         await recordBan(request, apiKeys, metrics, decision.banStarted.until);
-      throw refusal(decision, metrics, 'key');
+      metrics.rateLimited.inc({ code: decision.reason });
+      throw refusalOf(decision, 'key');
     }
 
     const decision =
       result.reason === 'not_looked_up' && gate ? gate : await limiter.hitAddress(request.ip);
     setRateLimitHeaders(reply, decision);
-    if (!decision.allowed) throw refusal(decision, metrics, 'address');
+    if (!decision.allowed) {
+      metrics.rateLimited.inc({ code: decision.reason });
+      throw refusalOf(decision, 'address');
+    }
     if (result.reason === 'not_looked_up') throw new Error('address gate refused but allowed');
-    const challenge = result.reason === 'missing' ? REALM : `${REALM}, error="invalid_token"`;
-    throw new HttpError('unauthorized', MESSAGES[result.reason], {
-      'www-authenticate': challenge,
-    });
+    throw httpErrors.unauthorized(result.reason, keyPrefix);
+  };
+}
+
+/** For public routes under /v1 (the OpenAPI document): every request draws on the address budget. */
+export function createAddressGuard(limiter: RateLimiter, metrics: Metrics): Guard {
+  return async (request, reply) => {
+    const decision = await limiter.hitAddress(request.ip);
+    setRateLimitHeaders(reply, decision);
+    if (!decision.allowed) {
+      metrics.rateLimited.inc({ code: decision.reason });
+      throw refusalOf(decision, 'address');
+    }
   };
 }
 

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../domain/clock.js';
 import type { PetService } from '../../domain/pets/pet-service.js';
-import { HttpError } from '../errors.js';
-import type { Guard } from '../plugins/authenticate.js';
+import type { Guard } from '../api-key-guard.js';
+import { httpErrors } from '../errors/http-error.js';
 import { registerCreatePet } from './pets/create-pet.route.js';
 import { registerGetPet } from './pets/get-pet.route.js';
 import { registerListPets } from './pets/list-pets.route.js';
@@ -31,10 +31,7 @@ export async function v1Routes(app: FastifyInstance, deps: V1Dependencies): Prom
   refuseOtherMethods(app, '/pets/:petId', ['GET', 'HEAD'], deps.corsEnabled);
 
   app.setNotFoundHandler(async (request) => {
-    throw new HttpError(
-      'not_found',
-      `No operation at ${request.method} ${request.url.split('?')[0]}`,
-    );
+    throw httpErrors.noRoute(request.method, request.url.split('?')[0] ?? '');
   });
 }
 
@@ -47,19 +44,12 @@ function refuseOtherMethods(
   const refused = ['DELETE', 'PATCH', 'PUT', 'OPTIONS', 'GET', 'POST'].filter(
     (method) => !allowed.includes(method) && !(corsEnabled && method === 'OPTIONS'),
   );
-  const allow = allowed.join(', ');
   app.route({
     method: refused,
     url,
     schema: { hide: true },
     handler: async (request) => {
-      throw new HttpError(
-        'method_not_allowed',
-        `${request.method} is not allowed here; use ${allow}`,
-        {
-          allow,
-        },
-      );
+      throw httpErrors.methodNotAllowed(request.method, allowed);
     },
   });
 }

@@ -1,12 +1,13 @@
 import { Type } from '@sinclair/typebox';
-import { ERROR_STATUS, type ErrorCode } from './errors.js';
+import { ERROR_CODES, errorBody, ERRORS } from './error-table.js';
+import type { ErrorCode } from './http-error.js';
 
 export const ErrorSchema = Type.Object(
   {
     // An enum in the document, so generated clients get the codes as a union type.
     code: Type.Unsafe<ErrorCode>({
       type: 'string',
-      enum: Object.keys(ERROR_STATUS),
+      enum: ERROR_CODES,
       description: 'Machine-readable error code (see the error table).',
     }),
     message: Type.String({ description: 'What went wrong and what to do about it.' }),
@@ -15,7 +16,7 @@ export const ErrorSchema = Type.Object(
   {
     $id: 'Error',
     additionalProperties: false,
-    // Each error response of the document shows its own codes (src/http/plugins/openapi.ts).
-    examples: [{ code: 'not_found', message: 'No pet has id 7', status: 404 }],
+    // Each error response of the document shows its own codes (src/http/openapi-responses.ts).
+    examples: [errorBody(ERRORS.not_found.example)],
   },
 );

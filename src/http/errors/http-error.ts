@@ -1,0 +1,109 @@
+import type { DomainErrorCode } from '../../domain/errors.js';
+
+/** Codes of refusals decided in the HTTP layer; with the domain's, every code the API answers. */
+export type HttpErrorCode =
+  | 'bad_request'
+  | 'invalid_json'
+  | 'invalid_body'
+  | 'unauthorized'
+  | 'method_not_allowed'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'rate_limited'
+  | 'api_key_banned'
+  | 'internal_error'
+  | 'unavailable';
+
+export type ErrorCode = DomainErrorCode | HttpErrorCode;
+
+/** A refusal decided in the HTTP layer (bad header, bad JSON, ...), with headers it must carry. */
+export class HttpError<C extends ErrorCode = ErrorCode> extends Error {
+  constructor(
+    readonly code: C,
+    message: string,
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(message);
+    this.name = 'HttpError';
+  }
+}
+
+const REALM = 'Bearer realm="pets"';
+
+export type KeyRefusal = 'missing' | 'malformed' | 'unknown' | 'revoked';
+
+/**
+ * One factory per refusal: the only place its words are written. Handlers throw what these build,
+ * and the OpenAPI examples (src/http/errors/error-table.ts) are built by calling them.
+ */
+export const httpErrors = {
+  badPath: () => new HttpError('bad_request', 'The request path is not valid percent-encoding'),
+  badContentLength: () =>
+    new HttpError('bad_request', 'Content-Length does not match the body sent'),
+  badRequest: () => new HttpError('bad_request', 'The request could not be understood'),
+  invalidJson: (detail: string) =>
+    new HttpError('invalid_json', `Request body is not valid JSON: ${detail}`),
+  emptyJson: () => new HttpError('invalid_json', 'Request body is empty; send a JSON object'),
+  /** `problem` names the field and what was expected (see src/http/validator-compiler.ts). */
+  invalidBody: (problem: string) => new HttpError('invalid_body', problem),
+  invalidParameter: (problem: string) => new HttpError('invalid_parameter', problem),
+  unauthorized: (refusal: KeyRefusal, keyPrefix: string) =>
+    new HttpError(
+      'unauthorized',
+      {
+        missing: 'Missing API key: send it as Authorization: Bearer <key>',
+        malformed: `API key is not valid: expected Authorization: Bearer ${keyPrefix} followed by 36 letters and digits`,
+        unknown: 'API key is not valid: check it was copied whole, or create a new one',
+        revoked: 'API key has been revoked: create a new one',
+      }[refusal],
+      // RFC 6750: error="invalid_token" only when a token was sent.
+      { 'www-authenticate': refusal === 'missing' ? REALM : `${REALM}, error="invalid_token"` },
+    ),
+  noRoute: (method: string, path: string) =>
+    new HttpError(
+      'not_found',
+      `${path.startsWith('/v1/') ? 'No operation' : 'Nothing'} at ${method} ${path}`,
+    ),
+  methodNotAllowed: (method: string, allowed: readonly string[]) =>
+    new HttpError(
+      'method_not_allowed',
+      `${method} is not allowed here; use ${allowed.join(', ')}`,
+      { allow: allowed.join(', ') },
+    ),
+  payloadTooLarge: (limitKiB: number) =>
+    new HttpError('payload_too_large', `Request body is larger than ${limitKiB} KiB`),
+  unsupportedMediaType: () =>
+    new HttpError(
+      'unsupported_media_type',
+      'Send the request body as Content-Type: application/json',
+    ),
+  keyRateLimited: (limit: number, window: string, retryAfterSeconds: number) =>
+    new HttpError(
+      'rate_limited',
+      `Rate limit of ${limit} requests per ${window} reached for this API key; retry after ${retryAfterSeconds} seconds (Retry-After)`,
+      { 'retry-after': String(retryAfterSeconds) },
+    ),
+  addressRateLimited: (limit: number, window: string, retryAfterSeconds: number) =>
+    new HttpError(
+      'rate_limited',
+      `Too many requests without a valid API key from this address (${limit} per ${window}); retry after ${retryAfterSeconds} seconds`,
+      { 'retry-after': String(retryAfterSeconds) },
+    ),
+  apiKeyBanned: (retryAfterSeconds: number) =>
+    new HttpError(
+      'api_key_banned',
+      `This API key is banned for ${retryAfterSeconds} more seconds for sending requests after 429 responses; wait for Retry-After, then back off exponentially`,
+      { 'retry-after': String(retryAfterSeconds) },
+    ),
+  internalError: () =>
+    new HttpError(
+      'internal_error',
+      'Something went wrong on our side; retry later, and quote the X-Request-Id if it persists',
+    ),
+  unavailable: (dependency: 'database' | 'redis', retryAfterSeconds: number) =>
+    new HttpError(
+      'unavailable',
+      `The ${dependency === 'redis' ? 'rate-limit store (Redis)' : 'database'} does not answer; retry after ${retryAfterSeconds} seconds`,
+      { 'retry-after': String(retryAfterSeconds) },
+    ),
+} as const;

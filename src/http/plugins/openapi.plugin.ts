@@ -1,0 +1,119 @@
+import swagger from '@fastify/swagger';
+import fp from 'fastify-plugin';
+import type { Config } from '../../config/config.js';
+import { PLAN_LIMITS } from '../../domain/rate-limits/plans.js';
+import { ADDRESS_LIMIT_PER_MINUTE } from '../../domain/rate-limits/rate-limiter.js';
+import { ERRORS } from '../errors/error-table.js';
+import { RATE_LIMIT_HEADERS } from '../openapi-responses.js';
+
+const ERROR_TABLE = Object.entries(ERRORS)
+  .map(([code, { status, when }]) => `| \`${code}\` | ${status} | ${when} |`)
+  .join('\n');
+
+const PLAN_TABLE = Object.entries(PLAN_LIMITS)
+  .map(([plan, limits]) => `| ${plan} | ${limits.perMinute} | ${limits.perDay} |`)
+  .join('\n');
+
+const DESCRIPTION = `Browse and manage animals available for adoption.
+
+Every operation needs an API key: \`Authorization: Bearer pa_live_...\`.
+
+Pages are ordered by id; follow the \`Link: rel="next"\` header to walk them. Ids and categoryIds are 64-bit integers written exactly.
+
+## Rate limits
+
+Every request to \`/v1\` counts against your key's plan, in fixed windows aligned to UTC (the minute from second 0, the day from 00:00 UTC); a request refused with 429 counts in neither.
+
+| plan | per minute | per day |
+|---|---|---|
+${PLAN_TABLE}
+| enterprise | agreed per key | agreed per key |
+
+Every response carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` (Unix seconds) for the window with the fewest requests left, and \`RateLimit-Policy\` / \`RateLimit\` for every window. Over a limit: 429 \`rate_limited\` with \`Retry-After\` in seconds. Wait at least that long, then back off exponentially with jitter. A key that sends more than a few requests after a 429 in the same window is banned for a while: 429 \`api_key_banned\`, \`Retry-After\` until the ban ends.
+
+Requests without a valid key (and to this document) share ${ADDRESS_LIMIT_PER_MINUTE} per minute per client address.
+
+## Errors
+
+Every error is \`{code, message, status}\`:
+
+| code | status | when |
+|---|---|---|
+${ERROR_TABLE}`;
+
+interface ResponseDoc {
+  headers?: Record<string, { required?: boolean }>;
+}
+interface OperationDoc {
+  responses?: Record<string, ResponseDoc>;
+}
+
+/**
+ * Headers sent with every response that documents them, whatever the outcome; a client may rely on
+ * them. (Link is left optional: listPets sends it only when more pets exist.)
+ */
+const ALWAYS_SENT = new Set([
+  ...Object.keys(RATE_LIMIT_HEADERS),
+  'Retry-After',
+  'WWW-Authenticate',
+  'Location',
+  'Deprecation',
+  'Sunset',
+]);
+
+/** @fastify/swagger has no way to say a response header is required, so it is said here. */
+function markAlwaysSentHeaders(paths: Record<string, Record<string, OperationDoc>>): void {
+  for (const item of Object.values(paths)) {
+    for (const operation of Object.values(item)) {
+      for (const response of Object.values(operation.responses ?? {})) {
+        for (const [name, header] of Object.entries(response.headers ?? {})) {
+          if (ALWAYS_SENT.has(name)) header.required = true;
+        }
+      }
+    }
+  }
+}
+
+/**
+ * The OpenAPI 3.1 document is generated from the route schemas, the same ones that validate
+ * requests, so the two cannot drift apart. Must be registered before the routes it describes.
+ */
+export const openApiPlugin = fp<{ config: Config }>(
+  async (app, { config }) => {
+    await app.register(swagger, {
+      openapi: {
+        openapi: '3.1.0',
+        info: { title: 'Pet Adoption Service', version: '1.0.0', description: DESCRIPTION },
+        servers: [{ url: `${config.publicBaseUrl}/v1`, description: config.environment }],
+        tags: [{ name: 'Pets', description: 'Animals available for adoption.' }],
+        components: {
+          securitySchemes: {
+            bearerAuth: {
+              type: 'http',
+              scheme: 'bearer',
+              description: 'An API key, e.g. pa_live_ followed by 36 letters and digits.',
+            },
+          },
+        },
+        security: [{ bearerAuth: [] }],
+      },
+      // Shared schemas keep their own names in components.schemas.
+      refResolver: {
+        buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`),
+      },
+      // Only the /v1 operations are the interface; health, docs and metrics stay out of it.
+      transform: ({ schema, url }) => ({
+        schema: url.startsWith('/v1/') ? schema : { ...schema, hide: true },
+        url,
+      }),
+      transformObject: (document) => {
+        if (!('openapiObject' in document)) return document.swaggerObject;
+        const paths = document.openapiObject.paths as
+          Record<string, Record<string, OperationDoc>> | undefined;
+        if (paths !== undefined) markAlwaysSentHeaders(paths);
+        return document.openapiObject;
+      },
+    });
+  },
+  { name: 'openapi' },
+);

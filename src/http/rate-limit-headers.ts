@@ -1,0 +1,45 @@
+import type { FastifyReply } from 'fastify';
+import type { RateDecision } from '../domain/rate-limits/rate-limiter.js';
+import { type HttpError, httpErrors } from './errors/http-error.js';
+
+/** The headers clients read, named for CORS and the OpenAPI document alike. */
+export const RATE_LIMIT_HEADER_NAMES = [
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  'RateLimit-Policy',
+  'RateLimit',
+  'Retry-After',
+] as const;
+
+/**
+ * `X-RateLimit-*` describe the window in force (fewest left); `RateLimit-Policy` and `RateLimit`
+ * (draft-ietf-httpapi-ratelimit-headers-11) describe every window.
+ */
+export function setRateLimitHeaders(reply: FastifyReply, decision: RateDecision): void {
+  const { inForce, windows, decidedAt } = decision;
+  void reply.headers({
+    'x-ratelimit-limit': String(inForce.limit),
+    'x-ratelimit-remaining': String(inForce.remaining),
+    'x-ratelimit-reset': String(Math.ceil(inForce.resetAt / 1000)),
+    'ratelimit-policy': windows
+      .map((w) => `"${w.name}";q=${w.limit};w=${w.lengthSeconds}`)
+      .join(', '),
+    ratelimit: windows
+      .map((w) => `"${w.name}";r=${w.remaining};t=${Math.ceil((w.resetAt - decidedAt) / 1000)}`)
+      .join(', '),
+  });
+}
+
+/** The 429 a refused decision answers. */
+export function refusalOf(
+  decision: Extract<RateDecision, { allowed: false }>,
+  subject: 'key' | 'address',
+): HttpError {
+  const seconds = decision.retryAfterSeconds;
+  const { limit, name } = decision.inForce;
+  if (decision.reason === 'api_key_banned') return httpErrors.apiKeyBanned(seconds);
+  return subject === 'key'
+    ? httpErrors.keyRateLimited(limit, name, seconds)
+    : httpErrors.addressRateLimited(limit, name, seconds);
+}

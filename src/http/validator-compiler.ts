@@ -1,0 +1,220 @@
+import type { FastifySchema, FastifySchemaCompiler } from 'fastify';
+import { INT64_MAX } from '../domain/pets/pet.js';
+import { httpErrors } from './errors/http-error.js';
+
+/**
+ * Validates requests against the route schemas (a JSON Schema subset: object, string, integer,
+ * enum, $ref) with two things Ajv cannot do here: int64 values are checked and kept exactly as
+ * bigint, and each refusal names the field in words a person can act on. A schema using a keyword
+ * outside this subset is refused when its route is compiled, so the OpenAPI document, built from
+ * the same schemas, can never promise a check that is not made.
+ */
+export interface JsonSchema {
+  $id?: string;
+  $ref?: string;
+  type?: 'object' | 'string' | 'integer' | 'array';
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  additionalProperties?: boolean;
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  enum?: string[];
+  minimum?: number;
+  maximum?: number;
+  format?: string;
+  default?: unknown;
+  'x-message'?: string;
+}
+
+/** Keywords this validator enforces. */
+const ENFORCED = new Set([
+  '$ref',
+  'type',
+  'properties',
+  'required',
+  'additionalProperties',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'enum',
+  'minimum',
+  'maximum',
+  'format',
+  'default',
+]);
+/** Keywords that promise no check: names, words and examples for people and tools. */
+const ANNOTATIONS = new Set(['$id', 'title', 'description', 'examples', 'deprecated', 'x-message']);
+const LONE_SURROGATE = /\p{Cs}/u;
+/** The only format with a meaning here: an integer checked over the whole int64 range. */
+const FORMATS = new Set(['int64']);
+const TYPES = new Set(['object', 'string', 'integer']);
+
+type Part = 'body' | 'querystring' | 'params' | 'headers';
+type Check = { ok: true; value: unknown } | { ok: false; message: string };
+
+const PART_NAMES: Record<Part, string> = {
+  body: 'field',
+  querystring: 'query parameter',
+  params: 'path parameter',
+  headers: 'header',
+};
+
+/** The words of each refusal; the error table's examples are built from them too. */
+export const problems = {
+  givenTwice: (name: string) => `${name} must be given once`,
+  isNull: (name: string) => `${name} must not be null`,
+  notOneOf: (name: string, values: readonly string[]) =>
+    `${name} must be one of ${values.join(', ')}`,
+  notString: (name: string) => `${name} must be a string`,
+  stringLength: (name: string, min: number | undefined, max: number | undefined) =>
+    `${name} must be ${min ?? 0} to ${max ?? 'any number of'} characters`,
+  integerRange: (name: string, lower: bigint, upper: bigint) =>
+    `${name} must be an integer from ${lower} to ${upper}`,
+  required: (name: string) => `${name} is required`,
+  unknown: (part: Part, name: string, allowed: readonly string[]) =>
+    `Unknown ${PART_NAMES[part]} ${name}: allowed are ${allowed.join(', ')}`,
+  notObject: (part: Part) =>
+    part === 'body' ? 'Request body must be a JSON object' : `Invalid ${PART_NAMES[part]}s`,
+} as const;
+
+/** Throws when a schema uses a keyword (or type, or format) that would not be enforced. */
+function assertEnforceable(schema: JsonSchema, where: string): void {
+  for (const [keyword, value] of Object.entries(schema)) {
+    if (ANNOTATIONS.has(keyword)) continue;
+    if (!ENFORCED.has(keyword)) {
+      throw new Error(`${where}: the validator does not enforce the keyword "${keyword}"`);
+    }
+    if (keyword === 'type' && !TYPES.has(String(value))) {
+      throw new Error(`${where}: the validator does not enforce type ${JSON.stringify(value)}`);
+    }
+    if (keyword === 'format' && !FORMATS.has(String(value))) {
+      throw new Error(`${where}: the validator does not enforce format ${JSON.stringify(value)}`);
+    }
+  }
+  for (const [name, property] of Object.entries(schema.properties ?? {})) {
+    assertEnforceable(property, `${where}.${name}`);
+  }
+}
+
+export function createValidatorCompiler(
+  schemas: readonly JsonSchema[],
+): FastifySchemaCompiler<FastifySchema> {
+  const byId = new Map(schemas.map((s) => [s.$id, s]));
+  const resolve = (schema: JsonSchema): JsonSchema => {
+    if (schema.$ref === undefined) return schema;
+    const target = byId.get(schema.$ref.replace(/#$/, ''));
+    if (target === undefined) throw new Error(`unknown schema reference ${schema.$ref}`);
+    return target;
+  };
+
+  return ({ schema, httpPart, method, url }) => {
+    const part = (httpPart ?? 'body') as Part;
+    const root = resolve(schema as JsonSchema);
+    const where = `${method} ${url} ${part}`;
+    assertEnforceable(root, where);
+    for (const [name, property] of Object.entries(root.properties ?? {})) {
+      assertEnforceable(resolve(property), `${where}.${name}`);
+    }
+    const refuse =
+      part === 'body'
+        ? (message: string) => ({ error: httpErrors.invalidBody(message) })
+        : (message: string) => ({ error: httpErrors.invalidParameter(message) });
+    const patterns = new Map<string, RegExp>();
+    const regex = (source: string) => {
+      let compiled = patterns.get(source);
+      if (compiled === undefined) patterns.set(source, (compiled = new RegExp(source, 'u')));
+      return compiled;
+    };
+
+    const checkValue = (name: string, raw: unknown, s: JsonSchema): Check => {
+      const fromText = part !== 'body';
+      if (fromText && Array.isArray(raw)) return { ok: false, message: problems.givenTwice(name) };
+      if (raw === null) return { ok: false, message: problems.isNull(name) };
+      if (s.enum !== undefined) {
+        return typeof raw === 'string' && s.enum.includes(raw)
+          ? { ok: true, value: raw }
+          : { ok: false, message: problems.notOneOf(name, s.enum) };
+      }
+      if (s.type === 'string') {
+        if (typeof raw !== 'string') return { ok: false, message: problems.notString(name) };
+        const length = [...raw].length;
+        const tooShort = s.minLength !== undefined && length < s.minLength;
+        const tooLong = s.maxLength !== undefined && length > s.maxLength;
+        // Stricter than any pattern can portably say: no text with unpaired surrogates.
+        const broken = LONE_SURROGATE.test(raw);
+        if (
+          tooShort ||
+          tooLong ||
+          broken ||
+          (s.pattern !== undefined && !regex(s.pattern).test(raw))
+        ) {
+          const message = s['x-message'];
+          return {
+            ok: false,
+            message:
+              message === undefined
+                ? problems.stringLength(name, s.minLength, s.maxLength)
+                : `${name} ${message}`,
+          };
+        }
+        return { ok: true, value: raw };
+      }
+      if (s.type === 'integer') return checkInteger(name, raw, s, fromText);
+      throw new Error(`schema type ${String(s.type)} is not supported for ${name}`);
+    };
+
+    return (data: unknown) => {
+      if (data === null || typeof data !== 'object' || Array.isArray(data)) {
+        return refuse(problems.notObject(part));
+      }
+      const input = data as Record<string, unknown>;
+      const properties = root.properties ?? {};
+      if (root.additionalProperties === false) {
+        for (const key of Object.keys(input)) {
+          if (!Object.hasOwn(properties, key)) {
+            return refuse(problems.unknown(part, key, Object.keys(properties)));
+          }
+        }
+      }
+      const output: Record<string, unknown> = part === 'headers' ? input : {};
+      for (const [key, propertySchema] of Object.entries(properties)) {
+        const s = resolve(propertySchema);
+        const raw = Object.hasOwn(input, key) ? input[key] : undefined;
+        if (raw === undefined) {
+          if (root.required?.includes(key)) return refuse(problems.required(key));
+          if (s.default !== undefined || propertySchema.default !== undefined) {
+            output[key] = propertySchema.default ?? s.default;
+          }
+          continue;
+        }
+        const checked = checkValue(key, raw, s);
+        if (!checked.ok) return refuse(checked.message);
+        output[key] = checked.value;
+      }
+      return { value: output };
+    };
+  };
+}
+
+function checkInteger(name: string, raw: unknown, s: JsonSchema, fromText: boolean): Check {
+  const min = s.minimum ?? (s.format === 'int64' ? undefined : Number.MIN_SAFE_INTEGER);
+  const max = s.maximum ?? (s.format === 'int64' ? undefined : Number.MAX_SAFE_INTEGER);
+  const lower = BigInt(min ?? -INT64_MAX - 1n);
+  const upper = max === undefined ? INT64_MAX : BigInt(max);
+  const refusal = { ok: false, message: problems.integerRange(name, lower, upper) } as const;
+  let value: bigint;
+  if (fromText) {
+    if (typeof raw !== 'string' || !/^-?\d{1,20}$/.test(raw)) return refusal;
+    value = BigInt(raw);
+  } else if (typeof raw === 'bigint') {
+    value = raw;
+  } else if (typeof raw === 'number' && Number.isSafeInteger(raw)) {
+    value = BigInt(raw);
+  } else {
+    // Fractions, and integers beyond 2^53 that arrived as doubles (e.g. 1e19), are not exact.
+    return refusal;
+  }
+  if (value < lower || value > upper) return refusal;
+  return { ok: true, value: s.format === 'int64' ? value : Number(value) };
+}
