@@ -50,6 +50,55 @@ export default tseslint.config(
     },
   },
   {
+    files: ['src/http/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/storage/**', '**/services.js', '**/cli/**'],
+              message:
+                'http/ receives its services (src/services.ts builds them); it never opens storage.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/cli/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/http/**', '**/storage/**'],
+              message: 'cli/ works through src/services.ts, like the server.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/storage/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/http/**', '**/cli/**', '**/services.js'],
+              message: 'storage/ implements domain ports and knows nothing above them.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['src/**/*.ts'],
     ignores: ['src/config/**'],
     rules: {

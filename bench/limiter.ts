@@ -4,20 +4,13 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { ApiKeyRecord } from '../src/domain/api-keys/api-key.js';
-import type { Clock } from '../src/domain/clock.js';
+import { DAY_MS, ManualClock } from '../src/domain/clock.js';
 import { RateLimiter } from '../src/domain/rate-limits/rate-limiter.js';
 import { MemoryRateLimitStore } from '../src/storage/memory/memory-rate-limit-store.js';
 
 const T0 = Date.parse('2026-11-23T00:00:00Z');
 const BUSINESS = { perMinute: 1_000, perDay: 100_000 };
 const bans = { after: 10, durationMs: 900_000 };
-
-class ManualClock implements Clock {
-  constructor(public current: number) {}
-  now(): number {
-    return this.current;
-  }
-}
 
 function key(id: string): ApiKeyRecord {
   return {
@@ -57,7 +50,7 @@ async function speed(): Promise<void> {
   console.log(`limiter cost, ${calls.toLocaleString('en')} calls each, memory store:`);
   await timePerCall('baseline: an empty async call', calls, async () => undefined);
   await timePerCall('hitKey (1,000 keys, allowed, both windows)', calls, (i) => {
-    clock.current = T0 + Math.floor(i / 1_000) * 60; // ~1 request per key per minute of time
+    clock.set(T0 + Math.floor(i / 1_000) * 60); // ~1 request per key per minute of time
     return limiter.hitKey(keys[i % keys.length] as ApiKeyRecord, BUSINESS);
   });
   const hot = key('key_hot');
@@ -80,7 +73,7 @@ async function memory(): Promise<void> {
   const limiter = new RateLimiter(store, clock, bans);
   const distinct = 1_000_000;
   for (let i = 0; i < distinct; i++) {
-    if (i % 1_000 === 0) clock.current += 1; // a million keys over a few seconds
+    if (i % 1_000 === 0) clock.advance(1); // a million keys over a few seconds
     await limiter.hitKey(key(`key_${i}`), BUSINESS);
   }
   gc();
@@ -92,7 +85,7 @@ async function memory(): Promise<void> {
   );
 
   // Past midnight UTC every day window has ended; ordinary traffic sweeps the expired entries.
-  clock.current = T0 + 86_400_000 + 1_000;
+  clock.set(T0 + DAY_MS + 1_000);
   const sweepStarted = performance.now();
   let requests = 0;
   while (store.size > 1) {

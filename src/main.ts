@@ -1,32 +1,13 @@
-import type { FastifyInstance } from 'fastify';
+import PinoPretty from 'pino-pretty';
 import { type Config, ConfigError, loadConfigFromProcess } from './config/config.js';
-import { ApiKeyService } from './domain/api-keys/api-key-service.js';
-import { systemClock } from './domain/clock.js';
-import type { Storage } from './domain/ports.js';
 import { buildApp } from './http/build-app.js';
-import { createStorage } from './storage/create-storage.js';
+import { createServices } from './services.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
-/** A newcomer's first start gets a working key at once; later starts never print one. */
-async function ensureFirstKey(
-  app: FastifyInstance,
-  storage: Storage,
-  config: Config,
-): Promise<void> {
-  const keys = new ApiKeyService(storage.apiKeys, systemClock, config.environment);
-  if ((await keys.count()) > 0) return;
-  const { record, key } = await keys.create({ plan: 'free', label: 'first start' });
-  app.log.warn(
-    { keyId: record.id, plan: record.plan },
-    `No API keys existed, so one free-plan key was created. It is shown once, here: ${key}`,
-  );
-}
-
-async function main(): Promise<void> {
-  let config: Config;
+function loadConfigOrExit(): Config {
   try {
-    config = loadConfigFromProcess();
+    return loadConfigFromProcess();
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`petstore: ${error.message}\n`);
@@ -34,10 +15,30 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+}
 
-  const storage = await createStorage(config.database, { migrate: true });
-  const app = await buildApp({ config, storage, log: { level: config.logLevel } });
-  await ensureFirstKey(app, storage, config);
+/** Pretty lines for a person at a terminal; JSON, one object a line, for everything else. */
+function logDestination(): { stream?: NodeJS.WritableStream } {
+  return process.stdout.isTTY ? { stream: PinoPretty({ colorize: true, sync: true }) } : {};
+}
+
+async function main(): Promise<void> {
+  const config = loadConfigOrExit();
+  const services = await createServices(config, { migrate: true });
+  const app = await buildApp({
+    services,
+    log: { level: config.logLevel, ...logDestination() },
+  });
+
+  const first = await services.apiKeys.ensureFirstKey();
+  if (first !== undefined) {
+    // The key goes to the person starting the service, never into the structured log.
+    app.log.warn({ keyId: first.record.id }, 'No API keys existed: created one free-plan key');
+    process.stderr.write(
+      `\nFirst API key (free plan), shown once, here only:\n\n  ${first.key}\n\n` +
+        'More keys: npx --no petstore keys create --plan free\n\n',
+    );
+  }
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -46,12 +47,12 @@ async function main(): Promise<void> {
     app.log.info({ signal }, 'stopping: finishing in-flight requests');
     const force = setTimeout(() => {
       app.log.error('in-flight requests did not finish in time; closing anyway');
-      void storage.close().finally(() => process.exit(1));
+      void services.close().finally(() => process.exit(1));
     }, SHUTDOWN_GRACE_MS);
     force.unref();
     try {
       await app.close();
-      await storage.close();
+      await services.close();
       app.log.info('stopped');
       process.exitCode = 0;
     } catch (error) {
@@ -66,7 +67,7 @@ async function main(): Promise<void> {
 
   await app.listen({ port: config.port, host: config.host });
   app.log.info(
-    { database: storage.backend, environment: config.environment },
+    { database: services.storage.backend, environment: config.environment },
     `Pet Adoption Service listening; API at ${config.publicBaseUrl}/v1, docs at ${config.publicBaseUrl}/docs`,
   );
 }

@@ -1,7 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import type { Config } from '../config/config.js';
-import type { Clock } from '../domain/clock.js';
-import type { Storage } from '../domain/ports.js';
+import type { Services } from '../services.js';
 
 /** The part of a stream the CLI needs; process.stdout fits, and so does a string collector in tests. */
 export interface Output {
@@ -9,9 +7,8 @@ export interface Output {
 }
 
 export interface CommandContext {
-  readonly config: Config;
-  readonly storage: Storage;
-  readonly clock: Clock;
+  /** The same services the server builds, from the same configuration. */
+  readonly services: Services;
   /** Only what a script may want to capture: a new key, the key list, help. */
   readonly stdout: Output;
   /** Everything meant for the person at the terminal. */
@@ -109,10 +106,15 @@ export function positiveInteger(option: string, value: string, max: number): num
   return n;
 }
 
-/** Where a command acts, for operators who run it against the wrong file; never shows a password. */
-export function describeDatabase(database: Config['database']): string {
-  if (database.kind === 'sqlite') return `SQLite database ${database.path}`;
-  const url = new URL(database.url);
-  if (url.password !== '') url.password = '***';
-  return `PostgreSQL database ${url.toString()}`;
+/** The single <keyId> argument of `keys revoke` and `keys unban`. */
+export function keyIdArgument(args: string[]): string {
+  const { positionals } = parseCommandArgs(args, {}, true);
+  const [id, ...extra] = positionals;
+  if (id === undefined || id === '') {
+    throw new UsageError('a key id is required (the key_... column of petstore keys list)');
+  }
+  if (extra.length > 0) {
+    throw new UsageError(`one key id at a time, please (got ${positionals.length})`);
+  }
+  return id;
 }

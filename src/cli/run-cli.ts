@@ -1,7 +1,6 @@
 import { type Config, ConfigError, loadConfigFromProcess } from '../config/config.js';
 import { type Clock, systemClock } from '../domain/clock.js';
-import type { Storage } from '../domain/ports.js';
-import { createStorage } from '../storage/create-storage.js';
+import { createServices, type Services } from '../services.js';
 import { type Command, CommandError, type Output, type Run, UsageError } from './command.js';
 import { keysCreate } from './commands/keys-create.js';
 import { keysList } from './commands/keys-list.js';
@@ -132,12 +131,15 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   }
 
   let config = io.config;
-  let storage: Storage | undefined;
+  let services: Services | undefined;
   let status = 0;
   try {
     config ??= loadConfigFromProcess();
-    storage = await createStorage(config.database, { migrate: command.migrateOnOpen });
-    await run({ config, storage, clock: io.clock ?? systemClock, stdout, stderr });
+    services = await createServices(config, {
+      migrate: command.migrateOnOpen,
+      clock: io.clock ?? systemClock,
+    });
+    await run({ services, stdout, stderr });
   } catch (error) {
     status = 1;
     if (error instanceof ConfigError) {
@@ -149,7 +151,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     }
   }
   try {
-    await storage?.close();
+    await services?.close();
   } catch (error) {
     stderr.write(
       `petstore ${command.name}: closing the database failed: ${errorMessage(error, config)}\n`,

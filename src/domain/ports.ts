@@ -151,3 +151,11 @@ export interface KeyChangeNotifier {
   subscribe(listener: (keyId: string) => void): Promise<void>;
   close(): Promise<void>;
 }
+
+/** A backend whose answer decides readiness (/readyz). */
+export interface Dependency {
+  readonly name: 'database' | 'redis';
+  /** What answers: sqlite, postgres, redis. */
+  readonly backend: string;
+  ping(): Promise<void>;
+}

@@ -8,12 +8,11 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import type { Config } from '../config/config.js';
-import { ApiKeyService } from '../domain/api-keys/api-key-service.js';
-import { type Clock, systemClock } from '../domain/clock.js';
-import { PetService } from '../domain/pets/pet-service.js';
-import type { RateLimitStore, Storage } from '../domain/ports.js';
-import { RateLimiter } from '../domain/rate-limits/rate-limiter.js';
-import { MemoryRateLimitStore } from '../storage/memory/memory-rate-limit-store.js';
+import type { ApiKeyService } from '../domain/api-keys/api-key-service.js';
+import type { Clock } from '../domain/clock.js';
+import type { PetService } from '../domain/pets/pet-service.js';
+import type { Dependency } from '../domain/ports.js';
+import type { RateLimiter } from '../domain/rate-limits/rate-limiter.js';
 import { createAddressGuard, createApiKeyGuard, type Guard } from './api-key-guard.js';
 import { ErrorSchema } from './errors/error.schema.js';
 import { handleError } from './errors/error-handler.js';
@@ -30,12 +29,19 @@ import { v1Routes } from './routes/v1.routes.js';
 import { createValidatorCompiler, type JsonSchema } from './validator-compiler.js';
 import { KEY_PREFIX } from '../domain/api-keys/key-format.js';
 
+/** What the app uses; src/services.ts builds it from the configuration. */
+export interface AppServices {
+  readonly config: Config;
+  readonly clock: Clock;
+  readonly apiKeys: ApiKeyService;
+  readonly pets: PetService;
+  readonly limiter: RateLimiter;
+  /** Asked by /readyz, each by name. */
+  readonly dependencies: readonly Dependency[];
+}
+
 export interface AppDependencies {
-  config: Config;
-  storage: Storage;
-  /** Rate-limit counters and bans; absent means a fresh in-memory store owned by the app. */
-  rateLimits?: RateLimitStore;
-  clock?: Clock;
+  services: AppServices;
   /** Log level and, for tests, where lines go; absent means no logging. */
   log?: { level: string; stream?: { write(line: string): void } };
 }
@@ -59,16 +65,10 @@ function trustProxyOption(
 
 /** Builds the application; the caller owns listening and closing (src/main.ts, tests). */
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
-  const { config, storage } = deps;
-  const clock = deps.clock ?? systemClock;
-  const rateLimits = deps.rateLimits ?? new MemoryRateLimitStore(clock);
-  const limiter = new RateLimiter(rateLimits, clock, {
-    after: config.banAfter,
-    durationMs: config.banSeconds * 1000,
-  });
+  const { config, clock, apiKeys, pets, limiter, dependencies } = deps.services;
   const metrics = createMetrics();
   const guard = createApiKeyGuard({
-    apiKeys: new ApiKeyService(storage.apiKeys, clock, config.environment),
+    apiKeys,
     limiter,
     metrics,
     keyPrefix: KEY_PREFIX[config.environment],
@@ -119,11 +119,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     });
   }
 
-  if (deps.rateLimits === undefined) app.addHook('onClose', () => rateLimits.close());
   await app.register(metricsPlugin, { metrics });
 
   await app.register(openApiPlugin, { config });
-  registerHealth(app, storage);
+  registerHealth(app, dependencies);
   app.get(
     '/v1/openapi.json',
     { schema: { hide: true }, onRequest: createAddressGuard(limiter, metrics) },
@@ -132,7 +131,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await app.register(v1Routes, {
     prefix: '/v1',
     guard,
-    pets: new PetService(storage.pets, storage.idempotency, clock),
+    pets,
     clock,
     publicBaseUrl: config.publicBaseUrl,
     corsEnabled: config.corsOrigins.length > 0,

@@ -1,18 +1,8 @@
-import type { Clock } from '../../src/domain/clock.js';
+import { ManualClock } from '../../src/domain/clock.js';
 
-/** A clock tests move by hand, so no test sleeps to wait for time to pass. */
-export class TestClock implements Clock {
-  constructor(private current: number = Date.UTC(2026, 10, 22, 12, 0, 0)) {}
-
-  now(): number {
-    return this.current;
-  }
-
-  set(epochMs: number): void {
-    this.current = epochMs;
-  }
-
-  advance(ms: number): void {
-    this.current += ms;
+/** The manual clock tests use, starting at a fixed moment unless told otherwise. */
+export class TestClock extends ManualClock {
+  constructor(start: number = Date.UTC(2026, 10, 22, 12, 0, 0)) {
+    super(start);
   }
 }

@@ -2,11 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll } from 'vitest';
 import { type Config, loadConfig } from '../../src/config/config.js';
-import { ApiKeyService } from '../../src/domain/api-keys/api-key-service.js';
-import type { Clock } from '../../src/domain/clock.js';
 import type { Storage } from '../../src/domain/ports.js';
 import type { Limits, Plan } from '../../src/domain/rate-limits/plans.js';
 import { buildApp } from '../../src/http/build-app.js';
+import { createServices } from '../../src/services.js';
 import { createStorage } from '../../src/storage/create-storage.js';
 import { TestClock } from './test-clock.js';
 
@@ -17,7 +16,7 @@ export interface TestServer {
   storage: Storage;
   clock: TestClock;
   config: Config;
-  /** Creates a fresh API key through the same service the CLI uses. */
+  /** Creates a fresh API key as the CLI would: through other services on the same database. */
   createKey(plan?: Plan, customLimits?: Limits): Promise<{ id: string; key: string }>;
   revokeKey(id: string): Promise<void>;
   close(): Promise<void>;
@@ -34,15 +33,19 @@ export interface ServerOptions {
 
 export async function startServer(options: ServerOptions = {}): Promise<TestServer> {
   const clock = options.clock ?? new TestClock();
-  const probe = loadConfig({ PORT: '8080', ...options.env });
+  const config = loadConfig({ PORT: '8080', ...options.env });
   const storage = await createStorage(
-    options.env?.DATABASE_URL === undefined ? { kind: 'sqlite', path: ':memory:' } : probe.database,
+    options.env?.DATABASE_URL === undefined
+      ? { kind: 'sqlite', path: ':memory:' }
+      : config.database,
     { migrate: true },
   );
-  const app = await buildApp({
-    config: probe,
+  const services = await createServices(config, {
+    clock,
     storage: options.wrapStorage ? options.wrapStorage(storage) : storage,
-    clock: clock as Clock,
+  });
+  const app = await buildApp({
+    services,
     ...(options.logLines
       ? {
           log: {
@@ -52,18 +55,20 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
         }
       : {}),
   });
+  // Keys are made the way the CLI makes them: by other services on the same database, so the
+  // server learns of them from storage as it would in production.
+  const cli = await createServices(config, { clock, storage });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = app.server.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
-  const keys = new ApiKeyService(storage.apiKeys, clock, probe.environment);
   return {
     url,
     app,
     storage,
     clock,
-    config: probe,
+    config,
     async createKey(plan = 'free', customLimits) {
-      const { record, key } = await keys.create({
+      const { record, key } = await cli.apiKeys.create({
         plan,
         label: 'test',
         ...(customLimits ? { customLimits } : {}),
@@ -71,10 +76,12 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
       return { id: record.id, key };
     },
     async revokeKey(id) {
-      await keys.revoke(id);
+      await cli.apiKeys.revoke(id);
     },
     async close() {
       await app.close();
+      await services.close();
+      await cli.close();
       await storage.close();
     },
   };

@@ -1,24 +1,29 @@
-import { isPlan, type Limits, PLAN_LIMITS, PLANS } from '../../domain/rate-limits/plans.js';
+import {
+  type CustomLimitsProblem,
+  customLimitsProblem,
+  isPlan,
+  type Limits,
+  MAX_CUSTOM_LIMIT,
+  type Plan,
+  PLAN_LIMITS,
+  PLANS,
+} from '../../domain/rate-limits/plans.js';
 import { type Command, parseCommandArgs, positiveInteger, UsageError } from '../command.js';
-import { apiKeyService, describePlan } from './api-keys.js';
+import { describePlan } from '../describe.js';
 
-/** Far above any plan; the cap keeps a stray extra digit from creating a key with no real limit. */
-const MAX_CUSTOM_LIMIT = 1_000_000_000;
+const PROBLEMS: Record<CustomLimitsProblem, string> = {
+  only_for_enterprise: '--per-minute and --per-day are only for --plan enterprise',
+  enterprise_needs_both: '--plan enterprise needs both --per-minute N and --per-day N',
+};
 
 function customLimits(
-  plan: string,
+  plan: Plan,
   perMinute: string | undefined,
   perDay: string | undefined,
 ): Limits | undefined {
-  if (plan !== 'enterprise') {
-    if (perMinute !== undefined || perDay !== undefined) {
-      throw new UsageError('--per-minute and --per-day are only for --plan enterprise');
-    }
-    return undefined;
-  }
-  if (perMinute === undefined || perDay === undefined) {
-    throw new UsageError('--plan enterprise needs both --per-minute N and --per-day N');
-  }
+  const problem = customLimitsProblem(plan, { perMinute, perDay });
+  if (problem !== undefined) throw new UsageError(PROBLEMS[problem]);
+  if (perMinute === undefined || perDay === undefined) return undefined;
   return {
     perMinute: positiveInteger('--per-minute', perMinute, MAX_CUSTOM_LIMIT),
     perDay: positiveInteger('--per-day', perDay, MAX_CUSTOM_LIMIT),
@@ -68,7 +73,7 @@ export const keysCreate: Command = {
     const label = values.name ?? '';
 
     return async (context) => {
-      const { record, key } = await apiKeyService(context).create({
+      const { record, key } = await context.services.apiKeys.create({
         plan,
         label,
         ...(limits ? { customLimits: limits } : {}),

@@ -1,6 +1,6 @@
 import type { ApiKeyRecord } from '../../domain/api-keys/api-key.js';
 import { type Command, parseCommandArgs } from '../command.js';
-import { apiKeyService, describePlan } from './api-keys.js';
+import { describePlan } from '../describe.js';
 
 function iso(epochMs: number): string {
   return new Date(epochMs).toISOString();
@@ -41,14 +41,14 @@ export const keysList: Command = {
   prepare(args) {
     parseCommandArgs(args, {});
     return async (context) => {
-      const records = await apiKeyService(context).list();
+      const records = await context.services.apiKeys.list();
       if (records.length === 0) {
         context.stderr.write(
           'No API keys yet; create one with: petstore keys create --plan free\n',
         );
         return;
       }
-      const now = context.clock.now();
+      const now = context.services.clock.now();
       const rows = records.map((record) => columns(record, now));
       const widths = rows[0]?.map((_, i) => Math.max(...rows.map((row) => row[i]?.length ?? 0)));
       for (const row of rows) {

@@ -1,5 +1,4 @@
-import { type Command, CommandError } from '../command.js';
-import { apiKeyService, keyIdArgument } from './api-keys.js';
+import { type Command, CommandError, keyIdArgument } from '../command.js';
 
 export const keysRevoke: Command = {
   name: 'keys revoke',
@@ -14,7 +13,7 @@ export const keysRevoke: Command = {
   prepare(args) {
     const id = keyIdArgument(args);
     return async (context) => {
-      if (!(await apiKeyService(context).revoke(id))) {
+      if (!(await context.services.apiKeys.revoke(id))) {
         throw new CommandError(
           `no API key has the id ${JSON.stringify(id)} (see petstore keys list)`,
         );

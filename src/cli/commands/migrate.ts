@@ -1,4 +1,5 @@
-import { type Command, describeDatabase, parseCommandArgs } from '../command.js';
+import { type Command, parseCommandArgs } from '../command.js';
+import { describeDatabase } from '../describe.js';
 
 export const migrate: Command = {
   name: 'migrate',
@@ -12,9 +13,9 @@ export const migrate: Command = {
   migrateOnOpen: false,
   prepare(args) {
     parseCommandArgs(args, {});
-    return async ({ config, storage, stderr }) => {
-      const applied = await storage.migrate();
-      const where = describeDatabase(config.database);
+    return async ({ services, stderr }) => {
+      const applied = await services.storage.migrate();
+      const where = describeDatabase(services.config.database);
       if (applied.length === 0) {
         stderr.write(`${where} is up to date; no migration to apply.\n`);
         return;

@@ -64,14 +64,14 @@ export const seed: Command = {
     if (values.count === undefined) throw new UsageError('--count N is required');
     const count = positiveInteger('--count', values.count, MAX_COUNT);
 
-    return async ({ storage, stderr }) => {
+    return async ({ services, stderr }) => {
       const started = performance.now();
       let inserted = 0;
       try {
         while (inserted < count) {
           const size = Math.min(BATCH_SIZE, count - inserted);
           const batch = Array.from({ length: size }, (_, i) => samplePet(inserted + i));
-          inserted += await storage.pets.insertMany(batch);
+          inserted += await services.storage.pets.insertMany(batch);
         }
       } catch (error) {
         // Earlier batches are committed; say so, or the operator may seed the same pets twice.

@@ -1,7 +1,7 @@
-import type { Clock } from '../clock.js';
+import { type Clock, MINUTE_MS } from '../clock.js';
 import type { ApiKeyStore } from '../ports.js';
 import type { Limits, Plan } from '../rate-limits/plans.js';
-import { PLAN_LIMITS } from '../rate-limits/plans.js';
+import { customLimitsProblem, PLAN_LIMITS } from '../rate-limits/plans.js';
 import type { ApiKeyRecord, KeyEnvironment } from './api-key.js';
 import { KnownKeyHashes } from './known-key-hashes.js';
 import {
@@ -27,10 +27,6 @@ export interface CreatedApiKey {
   key: string;
 }
 
-export class ApiKeyInputError extends Error {
-  override name = 'ApiKeyInputError';
-}
-
 interface CacheEntry {
   record: ApiKeyRecord;
   expiresAt: number;
@@ -44,7 +40,7 @@ interface CacheEntry {
  */
 export class ApiKeyService {
   static readonly CACHE_TTL_MS = 4_000;
-  static readonly TOUCH_INTERVAL_MS = 60_000;
+  static readonly TOUCH_INTERVAL_MS = MINUTE_MS;
   private static readonly CACHE_MAX_ENTRIES = 10_000;
 
   private readonly cache = new Map<string, CacheEntry>();
@@ -64,12 +60,9 @@ export class ApiKeyService {
     label?: string;
     customLimits?: Limits;
   }): Promise<CreatedApiKey> {
-    if (input.plan === 'enterprise' && input.customLimits === undefined) {
-      throw new ApiKeyInputError('an enterprise key needs --per-minute and --per-day');
-    }
-    if (input.plan !== 'enterprise' && input.customLimits !== undefined) {
-      throw new ApiKeyInputError('--per-minute and --per-day are only for --plan enterprise');
-    }
+    // Callers check this first (the CLI words it for its flags); here it guards the stored data.
+    const problem = customLimitsProblem(input.plan, input.customLimits ?? {});
+    if (problem !== undefined) throw new Error(`cannot create a ${input.plan} key: ${problem}`);
     const key = generateApiKey(this.environment);
     const record = await this.store.insert({
       id: newApiKeyId(),
@@ -82,6 +75,15 @@ export class ApiKeyService {
     });
     this.known.add(record.hash);
     return { record, key };
+  }
+
+  /**
+   * On a store with no key at all, creates one free-plan key so that a newcomer can call the API at
+   * once; otherwise does nothing and resolves undefined.
+   */
+  async ensureFirstKey(): Promise<CreatedApiKey | undefined> {
+    if ((await this.store.count()) > 0) return undefined;
+    return this.create({ plan: 'free', label: 'first start' });
   }
 
   list(): Promise<ApiKeyRecord[]> {

@@ -1,11 +1,8 @@
 import type { ApiKeyRecord } from '../api-keys/api-key.js';
-import type { Clock } from '../clock.js';
+import { type Clock, DAY_MS, MINUTE_MS } from '../clock.js';
 import type { ConsumeOutcome, LimitWindow, RateLimitStore } from '../ports.js';
 import { addressBucket } from './client-address.js';
 import type { Limits } from './plans.js';
-
-const MINUTE_MS = 60_000;
-const DAY_MS = 86_400_000;
 
 /** Requests without a valid key share this budget per client address (IPv6 per /64). */
 export const ADDRESS_LIMIT_PER_MINUTE = 30;

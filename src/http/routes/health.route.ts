@@ -1,19 +1,20 @@
 import type { FastifyInstance } from 'fastify';
-import type { Storage } from '../../domain/ports.js';
+import type { Dependency } from '../../domain/ports.js';
 import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../errors/error-handler.js';
 import { httpErrors } from '../errors/http-error.js';
 
 /** Unauthenticated probes for orchestrators: liveness never touches storage, readiness does. */
-export function registerHealth(app: FastifyInstance, storage: Storage): void {
+export function registerHealth(app: FastifyInstance, dependencies: readonly Dependency[]): void {
   const hidden = { schema: { hide: true } };
   app.get('/healthz', hidden, async () => ({ status: 'ok' }));
   app.get('/readyz', hidden, async (request) => {
-    try {
-      await storage.ping();
-      return { status: 'ready', database: storage.backend };
-    } catch (error) {
-      request.log.warn({ err: error }, 'readiness check failed');
-      throw httpErrors.unavailable('database', UNAVAILABLE_RETRY_AFTER_SECONDS);
+    const answers = await Promise.allSettled(dependencies.map((d) => d.ping()));
+    const down = dependencies.find((_, i) => answers[i]?.status === 'rejected');
+    if (down !== undefined) {
+      const failure = answers[dependencies.indexOf(down)] as PromiseRejectedResult;
+      request.log.warn({ err: failure.reason, dependency: down.name }, 'readiness check failed');
+      throw httpErrors.unavailable(down.name, UNAVAILABLE_RETRY_AFTER_SECONDS);
     }
+    return { status: 'ready', ...Object.fromEntries(dependencies.map((d) => [d.name, d.backend])) };
   });
 }

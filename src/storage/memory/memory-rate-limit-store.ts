@@ -1,4 +1,4 @@
-import type { Clock } from '../../domain/clock.js';
+import { type Clock, MINUTE_MS } from '../../domain/clock.js';
 import type {
   ConsumeOutcome,
   ConsumeRequest,
@@ -21,7 +21,6 @@ interface Entry {
   expiry: number;
 }
 
-const MINUTE_MS = 60_000;
 /** Entries swept per request, so that a mass expiry (midnight UTC) never stalls one request. */
 const SWEEP_PER_CALL = 2_000;
 const SWEEP_INTERVAL_MS = 10_000;

@@ -4,7 +4,7 @@ import { migrateDown, migrateToLatest } from '../sql/migrate.js';
 import { SqlApiKeyStore } from '../sql/sql-api-key-store.js';
 import { SqlIdempotencyStore } from '../sql/sql-idempotency-store.js';
 import { SqlPetStore } from '../sql/sql-pet-store.js';
-import { openSqlite } from './sqlite-dialect.js';
+import { openSqlite } from './sqlite-connection.js';
 import { SQLITE_MIGRATIONS } from './sqlite-migrations.js';
 
 export interface SqliteStorage extends Storage {

@@ -1,0 +1,20 @@
+import type { Config } from '../config/config.js';
+import type { ApiKeyRecord } from '../domain/api-keys/api-key.js';
+import { ApiKeyService } from '../domain/api-keys/api-key-service.js';
+
+/** Where a command acts, for operators who run it against the wrong file; never shows a password. */
+export function describeDatabase(database: Config['database']): string {
+  if (database.kind === 'sqlite') return `SQLite database ${database.path}`;
+  const url = new URL(database.url);
+  if (url.password !== '') url.password = '***';
+  return `PostgreSQL database ${url.toString()}`;
+}
+
+/** "free 60/min 1000/day"; a damaged enterprise row shows as such rather than failing the listing. */
+export function describePlan(record: ApiKeyRecord): string {
+  if (record.plan === 'enterprise' && record.customLimits === undefined) {
+    return 'enterprise (no limits stored)';
+  }
+  const { perMinute, perDay } = ApiKeyService.limitsOf(record);
+  return `${record.plan} ${perMinute}/min ${perDay}/day`;
+}

@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import type { FastifySchema } from 'fastify';
+import { createValidatorCompiler } from '../../src/http/validator-compiler.js';
+
+function compile(schema: Record<string, unknown>, httpPart = 'body') {
+  const compiler = createValidatorCompiler([]);
+  return compiler({ schema: schema as FastifySchema, method: 'POST', url: '/v1/x', httpPart });
+}
+
+describe('the validator compiler', () => {
+  it.each([
+    ['a keyword it does not enforce', { type: 'integer', multipleOf: 2 }, 'multipleOf'],
+    ['exclusiveMinimum', { type: 'integer', exclusiveMinimum: 0 }, 'exclusiveMinimum'],
+    ['a format it does not know', { type: 'string', format: 'email' }, 'format "email"'],
+    ['a type it does not check', { type: 'number' }, 'type "number"'],
+    ['a combinator', { anyOf: [{ type: 'string' }] }, 'anyOf'],
+  ])('refuses to compile a route whose schema uses %s', (_what, property, named) => {
+    const schema = { type: 'object', properties: { field: property } };
+    expect(() => compile(schema)).toThrow(named);
+    expect(() => compile(schema)).toThrow('POST /v1/x body.field');
+  });
+
+  it('refuses an unenforced keyword at the top of a part, e.g. minProperties', () => {
+    expect(() => compile({ type: 'object', minProperties: 1, properties: {} })).toThrow(
+      'minProperties',
+    );
+  });
+
+  it('accepts annotations, which promise no check', () => {
+    const schema = {
+      type: 'object',
+      description: 'a body',
+      properties: {
+        name: { type: 'string', description: 'x', examples: ['Rex'], title: 'Name' },
+        n: { type: 'integer', format: 'int64', minimum: 1, deprecated: true },
+      },
+    };
+    const validate = compile(schema);
+    expect(validate({ name: 'Rex', n: 5 })).toEqual({ value: { name: 'Rex', n: 5n } });
+  });
+
+  it('refuses text with an unpaired surrogate, which no portable pattern can say', () => {
+    const validate = compile({
+      type: 'object',
+      properties: { name: { type: 'string', minLength: 1, maxLength: 10 } },
+    });
+    expect(validate({ name: 'a\uD800b' })).toMatchObject({ error: { code: 'invalid_body' } });
+    expect(validate({ name: 'a\uD83D\uDC08b' })).toEqual({ value: { name: 'a\uD83D\uDC08b' } });
+  });
+});
