@@ -118,3 +118,38 @@ export function keyIdArgument(args: string[]): string {
   }
   return id;
 }
+
+/**
+ * A command that acts on one key, named by its id (`keys revoke`, `keys unban`): `act` resolves
+ * false when no such key exists, and `done` says what happened.
+ */
+export function keyIdCommand(spec: {
+  name: string;
+  summary: string;
+  help: readonly string[];
+  act: (services: Services, id: string) => Promise<boolean>;
+  done: (id: string) => string;
+}): Command {
+  return {
+    name: spec.name,
+    summary: spec.summary,
+    help: [
+      `Usage: petstore ${spec.name} <keyId>`,
+      '',
+      'The key id is the first column of `petstore keys list` (key_...), not the key itself.',
+      ...spec.help,
+    ].join('\n'),
+    migrateOnOpen: true,
+    prepare(args) {
+      const id = keyIdArgument(args);
+      return async ({ services, stderr }) => {
+        if (!(await spec.act(services, id))) {
+          throw new CommandError(
+            `no API key has the id ${JSON.stringify(id)} (see petstore keys list)`,
+          );
+        }
+        stderr.write(`${spec.done(id)}\n`);
+      };
+    },
+  };
+}

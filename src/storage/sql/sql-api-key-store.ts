@@ -52,20 +52,19 @@ export class SqlApiKeyStore implements ApiKeyStore {
     return { ...record };
   }
 
-  async findByHash(hash: string): Promise<ApiKeyRecord | undefined> {
-    const row = await this.db
-      .selectFrom('api_keys')
-      .selectAll()
-      .where('hash', '=', hash)
-      .executeTakeFirst();
-    return row === undefined ? undefined : toRecord(row);
+  findByHash(hash: string): Promise<ApiKeyRecord | undefined> {
+    return this.findOne('hash', hash);
   }
 
-  async findById(id: string): Promise<ApiKeyRecord | undefined> {
+  findById(id: string): Promise<ApiKeyRecord | undefined> {
+    return this.findOne('id', id);
+  }
+
+  private async findOne(column: 'hash' | 'id', value: string): Promise<ApiKeyRecord | undefined> {
     const row = await this.db
       .selectFrom('api_keys')
       .selectAll()
-      .where('id', '=', id)
+      .where(column, '=', value)
       .executeTakeFirst();
     return row === undefined ? undefined : toRecord(row);
   }
