@@ -63,6 +63,11 @@ describe('temporary bans for keys that keep going after a 429', () => {
     });
     expect(banned.headers.get('retry-after')).toBe('120');
     expect(banned.headers.get('x-ratelimit-limit')).toBe('60');
+    // Every header tells the same story as Retry-After: nothing left until the ban ends.
+    const bannedUntil = Math.ceil((s.clock.now() + 120_000) / 1000);
+    expect(banned.headers.get('x-ratelimit-remaining')).toBe('0');
+    expect(banned.headers.get('x-ratelimit-reset')).toBe(String(bannedUntil));
+    expect(banned.headers.get('ratelimit')).toMatch(/^"minute";r=0;t=120, "day";r=0;t=\d+$/);
 
     const logged = logLines.map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(logged).toContainEqual(

@@ -165,17 +165,28 @@ export class RateLimiter {
     };
   }
 
+  /**
+   * A ban answers like a window with nothing left that resets when the ban ends, so a client
+   * reading X-RateLimit-* or RateLimit learns the same as from Retry-After.
+   */
   private banned(
     windows: WindowState[],
     until: number,
     now: number,
   ): Extract<RateDecision, { allowed: false }> {
+    const banEnd = Math.ceil(until / 1000) * 1000;
+    // A window with requests left reopens when the ban ends; one used up, at the later of the two.
+    const exhausted = windows.map((w) => ({
+      ...w,
+      remaining: 0,
+      resetAt: w.remaining === 0 ? Math.max(w.resetAt, banEnd) : banEnd,
+    }));
     return {
       allowed: false,
       reason: 'api_key_banned',
       retryAfterSeconds: secondsUntil(until, now),
-      windows,
-      inForce: windowInForce(windows),
+      windows: exhausted,
+      inForce: windowInForce(exhausted),
       decidedAt: now,
     };
   }
