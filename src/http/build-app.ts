@@ -26,6 +26,7 @@ import { RATE_LIMIT_HEADER_NAMES } from './rate-limit-headers.js';
 import { registerHealth } from './routes/health.route.js';
 import { NewPetSchema, PetSchema, PetsSchema, PetStatusSchema } from './routes/pets/pet.schema.js';
 import { v1Routes } from './routes/v1.routes.js';
+import { logOptions } from './log-options.js';
 import { createValidatorCompiler, type JsonSchema } from './validator-compiler.js';
 import { KEY_PREFIX } from '../domain/api-keys/key-format.js';
 
@@ -45,12 +46,6 @@ export interface AppDependencies {
   /** Log level and, for tests, where lines go; absent means no logging. */
   log?: { level: string; stream?: { write(line: string): void } };
 }
-
-/** Keys never reach the logs, even if a serializer starts including headers. */
-export const LOG_REDACT = {
-  paths: ['req.headers.authorization', 'headers.authorization', 'authorization'],
-  censor: '[redacted]',
-};
 
 const SHARED_SCHEMAS = [PetStatusSchema, NewPetSchema, PetSchema, PetsSchema, ErrorSchema];
 
@@ -74,7 +69,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     keyPrefix: KEY_PREFIX[config.environment],
   });
   const app = Fastify({
-    logger: deps.log ? { ...deps.log, redact: LOG_REDACT } : false,
+    logger: deps.log ? logOptions(deps.log) : false,
     genReqId: genRequestId,
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
     bodyLimit: BODY_LIMIT_BYTES,

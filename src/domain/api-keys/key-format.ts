@@ -19,6 +19,8 @@ export const KEY_PREFIX: Readonly<Record<KeyEnvironment, string>> = Object.freez
 
 /** Published for secret scanners (README). */
 export const API_KEY_PATTERN = /^pa_(live|test)_[0-9A-Za-z]{36}$/;
+/** Finds key-shaped text inside other text (logs must never carry one). */
+export const API_KEY_SEARCH = /pa_(live|test)_[0-9A-Za-z]{36}/g;
 
 export function randomBase62(length: number): string {
   let out = '';

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { DependencyUnavailableError, DomainError } from '../../domain/errors.js';
 import { BODY_LIMIT_KIB } from '../plugins/json-body.plugin.js';
+import { loggableHeaders } from '../log-options.js';
 import { type ErrorBody, errorBody } from './error-table.js';
 import { HttpError, httpErrors } from './http-error.js';
 
@@ -41,7 +42,11 @@ export function toErrorBody(error: unknown): { body: ErrorBody; headers: Record<
 
 export function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
   const { body, headers } = toErrorBody(error);
-  if (body.status >= 500) request.log.error({ err: error }, 'request failed');
-  else request.log.info({ code: body.code }, body.message);
+  // With a failure, the headers help find its cause (credentials in them are redacted).
+  if (body.status >= 500) {
+    request.log.error({ err: error, headers: loggableHeaders(request.headers) }, 'request failed');
+  } else {
+    request.log.info({ code: body.code }, body.message);
+  }
   void reply.code(body.status).headers(headers).type('application/json').send(body);
 }

@@ -1,0 +1,83 @@
+import type { FastifyServerOptions } from 'fastify';
+import { API_KEY_SEARCH } from '../domain/api-keys/key-format.js';
+
+/** The query parameters of the interface; no other query value is ever logged. */
+const LOGGED_PARAMETERS = new Set(['limit', 'status', 'cursor']);
+
+/** Anything shaped like an API key, wherever a client put it (a path, a header, a message). */
+export function scrubKeys(text: string): string {
+  return text.replace(API_KEY_SEARCH, (key) => `${key.slice(0, 8)}[redacted]`);
+}
+
+/**
+ * The URL as logged: the path, and of the query only the interface's parameters, so a key sent as
+ * `?api_key=...` or `?access_token=...` never reaches a log line.
+ */
+export function loggableUrl(url: string): string {
+  const mark = url.indexOf('?');
+  const path = scrubKeys(mark === -1 ? url : url.slice(0, mark));
+  if (mark === -1) return path;
+  const kept = new URLSearchParams();
+  let dropped = 0;
+  for (const [name, value] of new URLSearchParams(url.slice(mark + 1))) {
+    if (LOGGED_PARAMETERS.has(name)) kept.append(name, scrubKeys(value));
+    else dropped += 1;
+  }
+  const query = kept.toString();
+  return `${path}${query === '' ? '' : `?${query}`}${dropped > 0 ? ` (+${dropped} other parameters)` : ''}`;
+}
+
+/** Request headers as a failure's log line shows them: key-shaped values masked. */
+export function loggableHeaders(
+  headers: Record<string, string | string[] | undefined>,
+): Record<string, string | string[] | undefined> {
+  return Object.fromEntries(
+    Object.entries(headers).map(([name, value]) => [
+      name,
+      Array.isArray(value) ? value.map(scrubKeys) : value === undefined ? value : scrubKeys(value),
+    ]),
+  );
+}
+
+interface LoggedRequest {
+  method?: string;
+  url?: string;
+  ip?: string;
+  headers?: Record<string, unknown>;
+}
+
+/**
+ * Pino options for the request logger. Headers are logged only with failures (5xx); credential
+ * headers are then redacted by path, whatever they hold, and key-shaped text anywhere is masked.
+ */
+export function logOptions(log: {
+  level: string;
+  stream?: { write(line: string): void };
+}): FastifyServerOptions['logger'] {
+  return {
+    ...log,
+    redact: {
+      paths: ['headers.authorization', 'headers.cookie', 'headers["proxy-authorization"]'],
+      censor: '[redacted]',
+    },
+    serializers: {
+      req: (request: LoggedRequest) => ({
+        method: request.method,
+        url: loggableUrl(request.url ?? ''),
+        remoteAddress: request.ip,
+      }),
+    },
+    hooks: {
+      // Messages may quote what a client sent (a path in a 404); keys are masked in all of them.
+      logMethod(args, method) {
+        const [first, ...rest] = args;
+        if (typeof first === 'string') return method.apply(this, [scrubKeys(first), ...rest]);
+        const [message, ...more] = rest;
+        if (typeof message === 'string') {
+          return method.apply(this, [first, scrubKeys(message), ...(more as unknown[])]);
+        }
+        return method.apply(this, args);
+      },
+    },
+  };
+}
