@@ -27,6 +27,7 @@ import { registerHealth } from './routes/health.route.js';
 import { NewPetSchema, PetSchema, PetsSchema, PetStatusSchema } from './routes/pets/pet.schema.js';
 import { v1Routes } from './routes/v1.routes.js';
 import { logOptions } from './log-options.js';
+import { refuseOtherMethods, routeEveryMethod } from './methods.js';
 import { createValidatorCompiler, type JsonSchema } from './validator-compiler.js';
 import { KEY_PREFIX } from '../domain/api-keys/key-format.js';
 
@@ -47,6 +48,7 @@ export interface AppDependencies {
   log?: { level: string; stream?: { write(line: string): void } };
 }
 
+const GET_HEAD = ['GET', 'HEAD'];
 const SHARED_SCHEMAS = [PetStatusSchema, NewPetSchema, PetSchema, PetsSchema, ErrorSchema];
 
 export const TIMEOUTS = { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 72_000 } as const;
@@ -85,6 +87,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.decorateRequest('apiKey', undefined);
   app.server.headersTimeout = TIMEOUTS.headersMs;
 
+  routeEveryMethod(app);
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   app.setValidatorCompiler(createValidatorCompiler(SHARED_SCHEMAS as JsonSchema[]));
   app.setErrorHandler(handleError);
@@ -118,11 +121,13 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   await app.register(openApiPlugin, { config });
   registerHealth(app, dependencies);
+  for (const url of ['/healthz', '/readyz', '/metrics']) refuseOtherMethods(app, url, GET_HEAD);
   app.get(
     '/v1/openapi.json',
     { schema: { hide: true }, onRequest: createAddressGuard(limiter, metrics) },
     async () => app.swagger(),
   );
+  refuseOtherMethods(app, '/v1/openapi.json', GET_HEAD);
   await app.register(v1Routes, {
     prefix: '/v1',
     guard,

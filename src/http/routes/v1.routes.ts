@@ -3,6 +3,7 @@ import type { Clock } from '../../domain/clock.js';
 import type { PetService } from '../../domain/pets/pet-service.js';
 import type { Guard } from '../api-key-guard.js';
 import { httpErrors } from '../errors/http-error.js';
+import { refuseOtherMethods } from '../methods.js';
 import { registerCreatePet } from './pets/create-pet.route.js';
 import { registerGetPet } from './pets/get-pet.route.js';
 import { registerListPets } from './pets/list-pets.route.js';
@@ -27,29 +28,12 @@ export async function v1Routes(app: FastifyInstance, deps: V1Dependencies): Prom
   registerListPets(app, deps.pets, deps.publicBaseUrl);
   registerCreatePet(app, deps.pets);
   registerGetPet(app, deps.pets, deps.clock, deps.publicBaseUrl);
-  refuseOtherMethods(app, '/pets', ['GET', 'HEAD', 'POST'], deps.corsEnabled);
-  refuseOtherMethods(app, '/pets/:petId', ['GET', 'HEAD'], deps.corsEnabled);
+  // With CORS on, OPTIONS belongs to the preflight handler.
+  const keepOptions = deps.corsEnabled;
+  refuseOtherMethods(app, '/pets', ['GET', 'HEAD', 'POST'], { keepOptions });
+  refuseOtherMethods(app, '/pets/:petId', ['GET', 'HEAD'], { keepOptions });
 
   app.setNotFoundHandler(async (request) => {
     throw httpErrors.noRoute(request.method, request.url.split('?')[0] ?? '');
-  });
-}
-
-function refuseOtherMethods(
-  app: FastifyInstance,
-  url: string,
-  allowed: readonly string[],
-  corsEnabled: boolean,
-): void {
-  const refused = ['DELETE', 'PATCH', 'PUT', 'OPTIONS', 'GET', 'POST'].filter(
-    (method) => !allowed.includes(method) && !(corsEnabled && method === 'OPTIONS'),
-  );
-  app.route({
-    method: refused,
-    url,
-    schema: { hide: true },
-    handler: async (request) => {
-      throw httpErrors.methodNotAllowed(request.method, allowed);
-    },
   });
 }
