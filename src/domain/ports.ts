@@ -57,16 +57,32 @@ export interface IdempotencyStore {
   ): Promise<IdempotencyClaim>;
   /** Gives up an open claim with this fingerprint whose request failed before it committed. */
   release(claim: IdempotencyCompletion): Promise<void>;
+  /**
+   * Deletes at most `limit` (>= 1) records created at or before `before` (epoch ms), completed or
+   * not, oldest first, and returns how many it deleted. Bounded so that a large backlog is purged in
+   * short transactions; instances purging at the same time neither wait for each other nor count
+   * a record twice.
+   */
+  purgeExpired(before: number, limit: number): Promise<number>;
 }
 
 export interface ApiKeyStore {
   insert(record: NewApiKeyRecord): Promise<ApiKeyRecord>;
+  /**
+   * Inserts the key only when the store holds no key at all, and says whether it did. Atomic: of
+   * several instances calling it at once on an empty store, exactly one gets true.
+   */
+  insertIfNone(record: NewApiKeyRecord): Promise<boolean>;
   findByHash(hash: string): Promise<ApiKeyRecord | undefined>;
   findById(id: string): Promise<ApiKeyRecord | undefined>;
   /** Oldest first. */
   list(): Promise<ApiKeyRecord[]>;
-  /** Hashes of the keys created at or after `createdFrom` (epoch ms), revoked ones included. */
-  hashesCreatedFrom(createdFrom: number): Promise<Array<{ hash: string; createdAt: number }>>;
+  /**
+   * Hashes of the keys whose `seq` is above the given one, revoked ones included, by ascending
+   * `seq`. The store allocates `seq` on insert, increasing, whatever the inserting host's clock
+   * says; 0 asks for every key.
+   */
+  hashesAfter(seq: number): Promise<Array<{ hash: string; seq: number }>>;
   count(): Promise<number>;
   /** Returns false when no such key exists. Revoking twice keeps the first timestamp. */
   revoke(id: string, at: number): Promise<boolean>;

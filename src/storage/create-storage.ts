@@ -1,5 +1,6 @@
 import type { DatabaseConfig } from '../config/config.js';
 import type { Storage } from '../domain/ports.js';
+import { createPostgresStorage } from './postgres/postgres-storage.js';
 import { createSqliteStorage } from './sqlite/sqlite-storage.js';
 
 /** Picks the backend the configuration names; only main.ts and the CLI call this. */
@@ -7,12 +8,10 @@ export async function createStorage(
   database: DatabaseConfig,
   options: { migrate?: boolean } = {},
 ): Promise<Storage> {
-  if (database.kind === 'postgres') {
-    throw new Error(
-      'PostgreSQL storage is not available in this build yet; use DATABASE_URL=sqlite:<path>',
-    );
-  }
-  const storage = createSqliteStorage(database.path);
+  const storage =
+    database.kind === 'postgres'
+      ? createPostgresStorage(database)
+      : createSqliteStorage(database.path);
   try {
     if (options.migrate) await storage.migrate();
     return storage;

@@ -5,7 +5,7 @@ import { call, type TestServer, useServer } from '../helpers/test-server.js';
 import { expectRateLimitHeaders, xRateLimit } from '../helpers/rate-limit-headers.js';
 import { overlayStorage } from '../helpers/storage-overlay.js';
 
-const reads = { findByHash: 0, hashesCreatedFrom: 0 };
+const reads = { findByHash: 0, hashesAfter: 0 };
 
 /** Counts the key reads the app makes, to show which requests reach storage. */
 function countingStorage(storage: Storage): Storage {
@@ -16,9 +16,9 @@ function countingStorage(storage: Storage): Storage {
         reads.findByHash += 1;
         return apiKeys.findByHash(hash);
       },
-      hashesCreatedFrom: (from) => {
-        reads.hashesCreatedFrom += 1;
-        return apiKeys.hashesCreatedFrom(from);
+      hashesAfter: (from) => {
+        reads.hashesAfter += 1;
+        return apiKeys.hashesAfter(from);
       },
     },
   });
@@ -95,7 +95,7 @@ describe('the budget of requests without a valid key, per client address', () =>
     }
     // No key was looked up: at most one small query for keys created lately, per 100 ms.
     expect(reads.findByHash - before.findByHash).toBe(30);
-    expect(reads.hashesCreatedFrom - before.hashesCreatedFrom).toBeLessThanOrEqual(
+    expect(reads.hashesAfter - before.hashesAfter).toBeLessThanOrEqual(
       Math.ceil((performance.now() - started) / 100) + 1,
     );
   });

@@ -1,8 +1,10 @@
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { NewApiKeyRecord } from '../../src/domain/api-keys/api-key.js';
 import { createStorage } from '../../src/storage/create-storage.js';
 import { createSqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js';
 import { describeStorageContract } from './storage-contract.js';
@@ -24,7 +26,20 @@ const MIGRATIONS = [
   '2026-11-22-02-api-keys',
   '2026-11-22-03-idempotency-keys',
   '2026-11-23-04-api-key-ban-lifted',
+  '2026-11-24-05-idempotency-purge',
+  '2026-11-24-06-api-key-seq',
 ] as const;
+
+function keyRecord(id: string, createdAt: number): NewApiKeyRecord {
+  return {
+    id,
+    label: id,
+    plan: 'free',
+    hash: createHash('sha256').update(id).digest('hex'),
+    displayPrefix: 'pa_live_xxxx',
+    createdAt,
+  };
+}
 
 describeStorageContract('sqlite :memory:', () =>
   createStorage({ kind: 'sqlite', path: ':memory:' }, { migrate: true }),
@@ -125,6 +140,60 @@ describe('SQLite storage specifics', () => {
       await expect(reopened.migrate()).resolves.toEqual([]);
     } finally {
       await reopened.close();
+    }
+  });
+
+  it('gives exactly one true among concurrent insertIfNone calls from two storages on an empty file', async () => {
+    const path = tempPath();
+    const storages = [
+      await createStorage({ kind: 'sqlite', path }, { migrate: true }),
+      await createStorage({ kind: 'sqlite', path }, { migrate: true }),
+    ];
+    try {
+      const results = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          storages[i % 2]?.apiKeys.insertIfNone(keyRecord(`key_first_${i}`, 1_000 + i)),
+        ),
+      );
+      expect(results.filter((inserted) => inserted === true)).toHaveLength(1);
+      await expect(storages[0]?.apiKeys.count()).resolves.toBe(1);
+      // It is numbered like any other key.
+      const [only] = (await storages[0]?.apiKeys.hashesAfter(0)) ?? [];
+      expect(only?.seq).toBe(1);
+    } finally {
+      for (const storage of storages) await storage?.close();
+    }
+  });
+
+  it('numbers the keys that exist before the seq migration in creation order', async () => {
+    const storage = createSqliteStorage(':memory:');
+    try {
+      await storage.migrate();
+      await storage.migrateDown();
+      await expect(storage.migrateDown()).resolves.toEqual([
+        'reverted 2026-11-24-05-idempotency-purge',
+      ]);
+      // Inserted newest first, as three hosts with unequal clocks might have done.
+      for (const [id, createdAt] of [
+        ['key_c', 3_000],
+        ['key_a', 1_000],
+        ['key_b', 2_000],
+      ] as const) {
+        await storage.apiKeys.insert(keyRecord(id, createdAt));
+      }
+
+      await storage.migrate();
+
+      const rows = await storage.apiKeys.hashesAfter(0);
+      expect(rows).toEqual(
+        ['key_a', 'key_b', 'key_c'].map((id, i) => ({ hash: keyRecord(id, 0).hash, seq: i + 1 })),
+      );
+      await storage.apiKeys.insert(keyRecord('key_d', 500));
+      await expect(storage.apiKeys.hashesAfter(3)).resolves.toEqual([
+        { hash: keyRecord('key_d', 0).hash, seq: 4 },
+      ]);
+    } finally {
+      await storage.close();
     }
   });
 

@@ -512,6 +512,49 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         expect(after.filter((p) => p.name === name)).toEqual([]);
       });
 
+      it('purges expired records in batches of at most limit, completed or abandoned, oldest first', async () => {
+        // A time range of this test's own, far below the Date.now() of every other test's records;
+        // anything older (a crashed earlier run on a shared database) is cleared first.
+        const base = 1_000_000 + Math.floor(Math.random() * 1_000_000) * 100;
+        while ((await storage.idempotency.purgeExpired(base, 1_000)) > 0);
+        const long = { retentionMs: IDEMPOTENCY_RETENTION_MS, lockMs: IDEMPOTENCY_RETENTION_MS };
+        const completed = newScope();
+        await storage.idempotency.claim(completed, 'fp-1', { now: base + 1, ...long });
+        const pet = await createClaimed(
+          storage,
+          { name: uniqueName('Purged'), categoryId: 1n },
+          { ...completed, fingerprint: 'fp-1' },
+        );
+        const abandoned = newScope();
+        await storage.idempotency.claim(abandoned, 'fp-1', { now: base + 2, ...long });
+        const atTheLimit = newScope();
+        await storage.idempotency.claim(atTheLimit, 'fp-1', { now: base + 3, ...long });
+        const fresh = newScope();
+        await storage.idempotency.claim(fresh, 'fp-1', { now: base + 4, ...long });
+
+        await expect(storage.idempotency.purgeExpired(base + 3, 1)).resolves.toBe(1);
+        await expect(storage.idempotency.purgeExpired(base + 3, 5)).resolves.toBe(2);
+        await expect(storage.idempotency.purgeExpired(base + 3, 5)).resolves.toBe(0);
+
+        // Gone: claimable again, where a kept record would answer replay or in_progress.
+        for (const scope of [completed, abandoned, atTheLimit]) {
+          await expect(
+            storage.idempotency.claim(scope, 'fp-9', { now: base + 5, ...long }),
+          ).resolves.toEqual({ kind: 'claimed' });
+        }
+        await expect(
+          storage.idempotency.claim(fresh, 'fp-1', { now: base + 5, ...long }),
+        ).resolves.toEqual({ kind: 'in_progress' });
+        // The pet itself stays; only its idempotency record went.
+        await expect(storage.pets.get(BigInt(pet.id))).resolves.toEqual(pet);
+        while ((await storage.idempotency.purgeExpired(base + 5, 1_000)) > 0);
+      });
+
+      it('refuses to purge with a limit below 1', async () => {
+        await expect(storage.idempotency.purgeExpired(Date.now(), 0)).rejects.toThrow(RangeError);
+        await expect(storage.idempotency.purgeExpired(Date.now(), -1)).rejects.toThrow(RangeError);
+      });
+
       it('gives exactly one claimed among 20 concurrent claims of the same fresh key', async () => {
         const scope = newScope();
         const now = Date.now();
@@ -582,19 +625,46 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         }
       });
 
-      it('lists the hashes of keys created at or after a time, revoked ones included', async () => {
-        const base = Date.now() + 10_000_000;
-        const before = newKeyRecord({ createdAt: base - 1 });
-        const at = newKeyRecord({ createdAt: base });
-        const after = newKeyRecord({ createdAt: base + 5 });
-        for (const record of [before, at, after]) await storage.apiKeys.insert(record);
-        await storage.apiKeys.revoke(after.id, base + 6);
-        const rows = await storage.apiKeys.hashesCreatedFrom(base);
-        const mine = rows.filter((r) => [before, at, after].some((k) => k.hash === r.hash));
-        expect(mine.sort((a, b) => a.createdAt - b.createdAt)).toEqual([
-          { hash: at.hash, createdAt: base },
-          { hash: after.hash, createdAt: base + 5 },
-        ]);
+      it('lists the hashes of keys inserted after a sequence number, in insertion order, revoked ones included', async () => {
+        const first = newKeyRecord();
+        await storage.apiKeys.insert(first);
+        const firstSeq = (await storage.apiKeys.hashesAfter(0)).find(
+          (row) => row.hash === first.hash,
+        )?.seq;
+        expect(firstSeq).toBeGreaterThan(0);
+        // The last key comes from a host whose clock lags by a minute: a page by creation time
+        // would miss it, and an order by creation time would put it first.
+        const second = newKeyRecord({ createdAt: first.createdAt + 1 });
+        const lagging = newKeyRecord({ createdAt: first.createdAt - 60_000 });
+        await storage.apiKeys.insert(second);
+        await storage.apiKeys.insert(lagging);
+        await storage.apiKeys.revoke(second.id, second.createdAt + 1);
+
+        const rows = await storage.apiKeys.hashesAfter(firstSeq ?? Infinity);
+
+        const mine = rows.filter((row) =>
+          [first, second, lagging].some((k) => k.hash === row.hash),
+        );
+        expect(mine.map((row) => row.hash)).toEqual([second.hash, lagging.hash]);
+        expect(
+          rows.every((row) => Number.isSafeInteger(row.seq) && row.seq > (firstSeq ?? 0)),
+        ).toBe(true);
+        for (let i = 1; i < rows.length; i++) {
+          expect(rows[i]?.seq).toBeGreaterThan(rows[i - 1]?.seq ?? Infinity);
+        }
+        const last = rows.at(-1)?.seq ?? Infinity;
+        await expect(storage.apiKeys.hashesAfter(last)).resolves.toEqual([]);
+      });
+
+      it('refuses insertIfNone, inserting nothing, when the store already holds a key', async () => {
+        await storage.apiKeys.insert(newKeyRecord());
+        const count = await storage.apiKeys.count();
+        const record = newKeyRecord();
+
+        await expect(storage.apiKeys.insertIfNone(record)).resolves.toBe(false);
+
+        await expect(storage.apiKeys.findById(record.id)).resolves.toBeUndefined();
+        await expect(storage.apiKeys.count()).resolves.toBe(count);
       });
 
       it('counts one more key per insert', async () => {

@@ -4,18 +4,19 @@ import type { ApiKeyStore } from '../ports.js';
 const MIN_RELOAD_INTERVAL_MS = 100;
 
 /**
- * Which key hashes exist, loaded incrementally from storage (only keys created since the last
- * load). It lets an address that is over its budget still use a real key, without letting made-up
+ * Which key hashes exist, loaded incrementally from storage (only keys whose storage sequence
+ * number is above the highest one loaded so far; sequence numbers, unlike creation times, do not
+ * depend on the clock of the host that created the key). It lets an address that is over its budget still use a real key, without letting made-up
  * keys cause a storage lookup each: however many arrive, storage sees at most one small query per
  * interval. Only a 16-hex-digit prefix is kept per key; a collision merely allows one lookup.
  */
 export class KnownKeyHashes {
   private readonly prefixes = new Set<string>();
-  private loadedFrom = 0;
+  private loadedSeq = 0;
   private lastLoad = Number.NEGATIVE_INFINITY;
   private loading: Promise<void> | undefined;
 
-  constructor(private readonly store: Pick<ApiKeyStore, 'hashesCreatedFrom'>) {}
+  constructor(private readonly store: Pick<ApiKeyStore, 'hashesAfter'>) {}
 
   /** Whether a key with this hash exists (or was revoked); may load keys created lately. */
   async has(hash: string): Promise<boolean> {
@@ -42,13 +43,12 @@ export class KnownKeyHashes {
     this.loading = delay
       .then(() => {
         this.lastLoad = performance.now();
-        return this.store.hashesCreatedFrom(this.loadedFrom);
+        return this.store.hashesAfter(this.loadedSeq);
       })
       .then((rows) => {
         for (const row of rows) {
           this.prefixes.add(row.hash.slice(0, 16));
-          // Keys created in the same millisecond as the newest are loaded again next time.
-          if (row.createdAt > this.loadedFrom) this.loadedFrom = row.createdAt;
+          if (row.seq > this.loadedSeq) this.loadedSeq = row.seq;
         }
       })
       .finally(() => {

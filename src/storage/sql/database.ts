@@ -2,7 +2,8 @@ import type { ColumnType, Generated } from 'kysely';
 
 /**
  * The tables as Kysely sees them, shared by every SQL backend. Integer columns come back as bigint
- * (SQLite with safe integers) or string (PostgreSQL int8), so reads go through the converters below.
+ * (SQLite with safe integers, PostgreSQL int8 with the pool's own parser); the converters below also
+ * take numbers and strings, so reads never depend on how a driver is set up.
  */
 type Int = ColumnType<bigint | number | string, bigint | number, bigint | number>;
 type NullableInt = ColumnType<
@@ -32,6 +33,11 @@ export interface ApiKeysTable {
   revoked_at: NullableInt;
   banned_until: NullableInt;
   ban_lifted_at: NullableInt;
+  /**
+   * Allocated by the database on insert, increasing (PostgreSQL identity, SQLite trigger): pages
+   * through new keys without trusting any host's clock.
+   */
+  seq: ColumnType<bigint | number | string, never, never>;
 }
 
 export interface IdempotencyKeysTable {

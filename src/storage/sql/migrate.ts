@@ -1,12 +1,31 @@
 import { type Kysely, type Migration, type MigrationResultSet, Migrator } from 'kysely';
+import { DependencyUnavailableError } from '../../domain/errors.js';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- Kysely documents Kysely<any> as the migration handle type
 type AnyDb = Kysely<any>;
 
-function migrator(db: AnyDb, migrations: Record<string, Migration>): Migrator {
-  return new Migrator({ db, provider: { getMigrations: async () => migrations } });
+export interface MigrateOptions {
+  /**
+   * Where Kysely keeps its migration tables. PostgreSQL names the schema: Kysely looks for its
+   * tables in every schema of the database, so a second schema would take the first one's as its own.
+   */
+  migrationTableSchema?: string;
+}
+
+function migrator(
+  db: AnyDb,
+  migrations: Record<string, Migration>,
+  options: MigrateOptions,
+): Migrator {
+  return new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations },
+    migrationTableSchema: options.migrationTableSchema,
+  });
 }
 
 function check({ error, results }: MigrationResultSet): string[] {
+  // An outage is not a broken migration: keep its type, so callers answer 503 and retry later.
+  if (error instanceof DependencyUnavailableError) throw error;
   if (error !== undefined) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
     throw new Error(
@@ -22,14 +41,16 @@ function check({ error, results }: MigrationResultSet): string[] {
 export async function migrateToLatest(
   db: AnyDb,
   migrations: Record<string, Migration>,
+  options: MigrateOptions = {},
 ): Promise<string[]> {
-  return check(await migrator(db, migrations).migrateToLatest());
+  return check(await migrator(db, migrations, options).migrateToLatest());
 }
 
 /** Reverts the newest applied migration (for tests and operators). */
 export async function migrateDown(
   db: AnyDb,
   migrations: Record<string, Migration>,
+  options: MigrateOptions = {},
 ): Promise<string[]> {
-  return check(await migrator(db, migrations).migrateDown());
+  return check(await migrator(db, migrations, options).migrateDown());
 }

@@ -1,8 +1,9 @@
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type { ApiKeyRecord, NewApiKeyRecord } from '../../domain/api-keys/api-key.js';
 import type { ApiKeyStore } from '../../domain/ports.js';
 import { isPlan } from '../../domain/rate-limits/plans.js';
 import { type ApiKeysTable, type Database, toNumber, toOptionalNumber } from './database.js';
+import type { DialectTraits } from './dialect-traits.js';
 
 function toRecord(row: Selectable<ApiKeysTable>): ApiKeyRecord {
   if (!isPlan(row.plan)) throw new Error(`api key ${row.id} has an unknown plan ${row.plan}`);
@@ -29,7 +30,10 @@ function toRecord(row: Selectable<ApiKeysTable>): ApiKeyRecord {
 }
 
 export class SqlApiKeyStore implements ApiKeyStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly traits: DialectTraits,
+  ) {}
 
   async insert(record: NewApiKeyRecord): Promise<ApiKeyRecord> {
     await this.db
@@ -50,6 +54,43 @@ export class SqlApiKeyStore implements ApiKeyStore {
       })
       .execute();
     return { ...record };
+  }
+
+  async insertIfNone(record: NewApiKeyRecord): Promise<boolean> {
+    return this.traits.withFirstKeyLock(this.db, async (db) => {
+      // One statement: the existence check and the insert see the same table. The casts give
+      // PostgreSQL the column types that a bare parameter in a SELECT list would not have.
+      const result = await db
+        .insertInto('api_keys')
+        .columns([
+          'id',
+          'label',
+          'plan',
+          'per_minute',
+          'per_day',
+          'hash',
+          'display_prefix',
+          'created_at',
+        ])
+        .expression(
+          db
+            .selectNoFrom((eb) => [
+              eb.val(record.id).as('id'),
+              eb.val(record.label).as('label'),
+              eb.val(record.plan).as('plan'),
+              eb.cast(eb.val(record.customLimits?.perMinute ?? null), 'bigint').as('per_minute'),
+              eb.cast(eb.val(record.customLimits?.perDay ?? null), 'bigint').as('per_day'),
+              eb.val(record.hash).as('hash'),
+              eb.val(record.displayPrefix).as('display_prefix'),
+              eb.cast(eb.val(record.createdAt), 'bigint').as('created_at'),
+            ])
+            .where(({ not, exists, selectFrom }) =>
+              not(exists(selectFrom('api_keys').select(sql.lit(1).as('one')))),
+            ),
+        )
+        .executeTakeFirst();
+      return result.numInsertedOrUpdatedRows === 1n;
+    });
   }
 
   findByHash(hash: string): Promise<ApiKeyRecord | undefined> {
@@ -79,15 +120,14 @@ export class SqlApiKeyStore implements ApiKeyStore {
     return rows.map(toRecord);
   }
 
-  async hashesCreatedFrom(
-    createdFrom: number,
-  ): Promise<Array<{ hash: string; createdAt: number }>> {
+  async hashesAfter(seq: number): Promise<Array<{ hash: string; seq: number }>> {
     const rows = await this.db
       .selectFrom('api_keys')
-      .select(['hash', 'created_at'])
-      .where('created_at', '>=', createdFrom)
+      .select(['hash', 'seq'])
+      .where('seq', '>', seq)
+      .orderBy('seq')
       .execute();
-    return rows.map((row) => ({ hash: row.hash, createdAt: toNumber(row.created_at) }));
+    return rows.map((row) => ({ hash: row.hash, seq: toNumber(row.seq) }));
   }
 
   async count(): Promise<number> {

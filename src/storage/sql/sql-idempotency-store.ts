@@ -6,9 +6,13 @@ import type {
   IdempotencyStore,
 } from '../../domain/ports.js';
 import { type Database, toOptionalNumber } from './database.js';
+import type { DialectTraits } from './dialect-traits.js';
 
 export class SqlIdempotencyStore implements IdempotencyStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly traits: DialectTraits,
+  ) {}
 
   async claim(
     scope: IdempotencyScope,
@@ -68,5 +72,30 @@ export class SqlIdempotencyStore implements IdempotencyStore {
       .where('fingerprint', '=', claim.fingerprint)
       .where('pet_id', 'is', null)
       .execute();
+  }
+
+  async purgeExpired(before: number, limit: number): Promise<number> {
+    // SQLite reads a negative LIMIT as "no limit": a caller's slip must not empty the table.
+    if (!Number.isSafeInteger(limit) || limit < 1) {
+      throw new RangeError(`purgeExpired needs a limit of at least 1 (got ${limit})`);
+    }
+    const result = await this.db
+      .deleteFrom('idempotency_keys')
+      .where(({ eb, refTuple, selectFrom }) =>
+        eb(
+          refTuple('api_key_id', 'key'),
+          'in',
+          selectFrom('idempotency_keys')
+            .select(['api_key_id', 'key'])
+            .where('created_at', '<=', before)
+            .orderBy('created_at')
+            .limit(limit)
+            .$if(this.traits.skipLocked, (batch) => batch.forUpdate().skipLocked())
+            .$asTuple('api_key_id', 'key'),
+        ),
+      )
+      .executeTakeFirst();
+    // Rows another purge deleted first are not counted here: each record is counted once overall.
+    return Number(result.numDeletedRows);
   }
 }

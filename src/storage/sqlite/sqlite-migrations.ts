@@ -61,4 +61,38 @@ export const SQLITE_MIGRATIONS: Record<string, Migration> = {
       await sql`ALTER TABLE api_keys DROP COLUMN ban_lifted_at`.execute(db);
     },
   },
+  '2026-11-24-05-idempotency-purge': {
+    async up(db: Kysely<unknown>) {
+      // purgeExpired takes the oldest records in batches.
+      await sql`CREATE INDEX idempotency_keys_created_at ON idempotency_keys (created_at)`.execute(
+        db,
+      );
+    },
+    async down(db: Kysely<unknown>) {
+      await sql`DROP INDEX idempotency_keys_created_at`.execute(db);
+    },
+  },
+  '2026-11-24-06-api-key-seq': {
+    async up(db: Kysely<unknown>) {
+      await sql`ALTER TABLE api_keys ADD COLUMN seq INTEGER NULL`.execute(db);
+      await sql`UPDATE api_keys SET seq = numbered.n
+        FROM (SELECT id, row_number() OVER (ORDER BY created_at, id) AS n FROM api_keys) AS numbered
+        WHERE numbered.id = api_keys.id`.execute(db);
+      await sql`CREATE UNIQUE INDEX api_keys_seq ON api_keys (seq)`.execute(db);
+      // Filled inside the INSERT statement, under SQLite's single write lock, so numbers follow
+      // commit order. Keys are never deleted, so max(seq) never goes back and no number is reused.
+      // Not rowid: VACUUM may renumber the rowids of a table without an INTEGER PRIMARY KEY.
+      await sql`CREATE TRIGGER api_keys_seq AFTER INSERT ON api_keys
+        FOR EACH ROW WHEN NEW.seq IS NULL
+        BEGIN
+          UPDATE api_keys SET seq = (SELECT coalesce(max(seq), 0) + 1 FROM api_keys)
+          WHERE id = NEW.id;
+        END`.execute(db);
+    },
+    async down(db: Kysely<unknown>) {
+      await sql`DROP TRIGGER api_keys_seq`.execute(db);
+      await sql`DROP INDEX api_keys_seq`.execute(db);
+      await sql`ALTER TABLE api_keys DROP COLUMN seq`.execute(db);
+    },
+  },
 };

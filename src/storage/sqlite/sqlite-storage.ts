@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Storage } from '../../domain/ports.js';
+import type { DialectTraits } from '../sql/dialect-traits.js';
 import { migrateDown, migrateToLatest } from '../sql/migrate.js';
 import { SqlApiKeyStore } from '../sql/sql-api-key-store.js';
 import { SqlIdempotencyStore } from '../sql/sql-idempotency-store.js';
@@ -12,14 +13,20 @@ export interface SqliteStorage extends Storage {
   migrateDown(): Promise<string[]>;
 }
 
+/** One writer at a time: single statements are atomic and there are no row locks to skip. */
+const SQLITE_TRAITS: DialectTraits = {
+  withFirstKeyLock: (db, insert) => insert(db),
+  skipLocked: false,
+};
+
 export function createSqliteStorage(path: string): SqliteStorage {
   const { db, raw } = openSqlite(path);
   let closed = false;
   return {
     backend: 'sqlite',
     pets: new SqlPetStore(db),
-    apiKeys: new SqlApiKeyStore(db),
-    idempotency: new SqlIdempotencyStore(db),
+    apiKeys: new SqlApiKeyStore(db, SQLITE_TRAITS),
+    idempotency: new SqlIdempotencyStore(db, SQLITE_TRAITS),
     migrate: () => migrateToLatest(db, SQLITE_MIGRATIONS),
     migrateDown: () => migrateDown(db, SQLITE_MIGRATIONS),
     async ping() {

@@ -1,0 +1,113 @@
+import { type Kysely, sql } from 'kysely';
+import type { Storage } from '../../domain/ports.js';
+import type { Database } from '../sql/database.js';
+import type { DialectTraits } from '../sql/dialect-traits.js';
+import { migrateDown, migrateToLatest, type MigrateOptions } from '../sql/migrate.js';
+import { SqlApiKeyStore } from '../sql/sql-api-key-store.js';
+import { SqlIdempotencyStore } from '../sql/sql-idempotency-store.js';
+import { SqlPetStore } from '../sql/sql-pet-store.js';
+import { openPostgres, type PostgresConfig } from './postgres-connection.js';
+import { POSTGRES_MIGRATIONS } from './postgres-migrations.js';
+
+export interface PostgresStorage extends Storage {
+  /** Reverts the newest migration; for tests and operators. */
+  migrateDown(): Promise<string[]>;
+}
+
+/**
+ * Advisory locks of this service, in the two-key space so that they never meet Kysely's own
+ * one-key migration lock: the first key is the service, the second the job.
+ */
+const LOCK_SPACE = 0x70657473; // "pets"
+const MIGRATION_LOCK = 1;
+const FIRST_KEY_LOCK = 2;
+
+/**
+ * Migrations may wait for another instance's migrations and may rebuild an index on a big table:
+ * far longer than the statement timeout that protects requests, but never forever.
+ */
+const MIGRATION_STATEMENT_TIMEOUT_MS = 5 * 60_000;
+
+const POSTGRES_TRAITS: DialectTraits = {
+  withFirstKeyLock(db, insert) {
+    return db.transaction().execute(async (trx) => {
+      // Held until the transaction ends, so the next caller's statement sees the committed key.
+      await sql`SELECT pg_advisory_xact_lock(${sql.lit(LOCK_SPACE)}, ${sql.lit(FIRST_KEY_LOCK)})`.execute(
+        trx,
+      );
+      return insert(trx);
+    });
+  },
+  skipLocked: true,
+};
+
+type Migrate = (db: Kysely<Database>, options: MigrateOptions) => Promise<string[]>;
+
+/**
+ * Runs `migrate` on one dedicated connection holding a session advisory lock, so that instances
+ * starting together apply each migration once: the others wait, then find nothing pending. The
+ * connection comes from a pool of its own with the migration timeout, so no SET can leak into
+ * the request pool.
+ */
+async function withMigrationLock(config: PostgresConfig, migrate: Migrate): Promise<string[]> {
+  const { db } = openPostgres({
+    ...config,
+    poolMax: 1,
+    statementTimeoutMs: MIGRATION_STATEMENT_TIMEOUT_MS,
+  });
+  try {
+    return await db.connection().execute(async (connection) => {
+      await sql`SELECT pg_advisory_lock(${sql.lit(LOCK_SPACE)}, ${sql.lit(MIGRATION_LOCK)})`.execute(
+        connection,
+      );
+      try {
+        const { rows } = await sql<{
+          schema: string | null;
+        }>`SELECT current_schema() AS schema`.execute(connection);
+        const schema = rows[0]?.schema ?? null;
+        if (schema === null) {
+          throw new Error(
+            'no schema of the search_path exists in this database; create it or fix the search_path',
+          );
+        }
+        return await migrate(connection, { migrationTableSchema: schema });
+      } finally {
+        // Ending this pool below closes the session, which releases the lock in any case; an
+        // unlock failing on a dead connection must not hide the error that explains why.
+        await sql`SELECT pg_advisory_unlock(${sql.lit(LOCK_SPACE)}, ${sql.lit(MIGRATION_LOCK)})`
+          .execute(connection)
+          .catch(() => undefined);
+      }
+    });
+  } finally {
+    await db.destroy();
+  }
+}
+
+export function createPostgresStorage(config: PostgresConfig): PostgresStorage {
+  const { db } = openPostgres(config);
+  let closed = false;
+  return {
+    backend: 'postgres',
+    pets: new SqlPetStore(db),
+    apiKeys: new SqlApiKeyStore(db, POSTGRES_TRAITS),
+    idempotency: new SqlIdempotencyStore(db, POSTGRES_TRAITS),
+    migrate: () =>
+      withMigrationLock(config, (connection, options) =>
+        migrateToLatest(connection, POSTGRES_MIGRATIONS, options),
+      ),
+    migrateDown: () =>
+      withMigrationLock(config, (connection, options) =>
+        migrateDown(connection, POSTGRES_MIGRATIONS, options),
+      ),
+    async ping() {
+      await sql`SELECT 1`.execute(db);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      // Ends the pool: waits for checked-out connections to come back, then closes them all.
+      await db.destroy();
+    },
+  };
+}

@@ -1,0 +1,26 @@
+import type { Kysely } from 'kysely';
+import type { Database } from './database.js';
+
+/**
+ * What the shared stores do differently per engine; every other query is the same SQL. Each
+ * backend folder passes its own traits when it builds the stores.
+ */
+export interface DialectTraits {
+  /**
+   * Runs insertIfNone's single INSERT ... SELECT so that nobody else's can run between its existence
+   * check and its insert. PostgreSQL: in a transaction holding an advisory lock, since under READ
+   * COMMITTED two such statements would both see an empty table. SQLite: as it is, since one
+   * statement holds the single write lock from start to end. (A transaction there would be worse:
+   * a second connection of the same process would wait for it synchronously, blocking the very
+   * event loop that has to commit it.)
+   */
+  withFirstKeyLock<T>(
+    db: Kysely<Database>,
+    insert: (db: Kysely<Database>) => Promise<T>,
+  ): Promise<T>;
+  /**
+   * Whether `SELECT ... FOR UPDATE SKIP LOCKED` exists. With it, concurrent purges take disjoint
+   * batches instead of waiting on each other's rows; SQLite has one writer at a time anyway.
+   */
+  skipLocked: boolean;
+}
