@@ -140,6 +140,23 @@ if (await requireService('redis', SUITE)) {
         for (const key of keys) expect(await admin.pttl(key), key).toBeGreaterThan(0);
       });
 
+      it('keeps a window counted past its end by a grace, for instances whose clocks are behind', async () => {
+        const who = subject();
+        const end = T0 + MINUTE;
+        const w = windows(5, 100);
+        await expect(consume({ subject: who, windows: w, now: end - 1 })).resolves.toEqual({
+          kind: 'allowed',
+          used: [1, 1],
+        });
+        // Real time passes the window's end as this instance saw it...
+        await new Promise((r) => setTimeout(r, 50));
+        // ...while the clock of another instance, a second behind, is still in that window.
+        await expect(consume({ subject: who, windows: w, now: end - 1_000 })).resolves.toEqual({
+          kind: 'allowed',
+          used: [2, 2],
+        });
+      });
+
       it('keeps every key of a subject under one hash tag, the subject', async () => {
         const subjects = [subject(), 'addr:2001:db8:1:2::/64', `addr:192.0.2.${randomUUID()}`];
         for (const who of subjects) {
