@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import type { RedisConfig } from '../../config/config.js';
 import { DependencyUnavailableError } from '../../domain/errors.js';
 
@@ -39,6 +39,7 @@ export function openRedisConnection(
   config: RedisConfig,
   name: string,
   options: RedisConnectionOptions = {},
+  overrides: Pick<RedisOptions, 'autoResubscribe'> = {},
 ): Redis {
   const client = new Redis(config.url, {
     connectionName: name,
@@ -56,6 +57,7 @@ export function openRedisConnection(
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
     retryStrategy: (attempt) => Math.min(attempt * 100, MAX_RECONNECT_DELAY_MS),
+    ...overrides,
   });
   let reported = false;
   client.on('ready', () => {
