@@ -73,6 +73,26 @@ if (await requireService('redis', SUITE)) {
         );
       };
 
+      it('quits both its connections on close', async () => {
+        const connections = async () => {
+          const admin = adminClient(redis.url);
+          try {
+            const list = String(await admin.call('CLIENT', 'LIST'));
+            return list.split('\n').filter((line) => line.includes('name=petstore-key-changes-'));
+          } finally {
+            admin.disconnect();
+          }
+        };
+        const before = (await connections()).length;
+        const notifier = await openPrivate();
+        await notifier.subscribe(() => {});
+        expect(await connections()).toHaveLength(before + 2);
+        await notifier.close();
+        await eventually('both connections are gone', async () => {
+          return (await connections()).length === before;
+        });
+      });
+
       it('rejects a publish with DependencyUnavailableError at once while Redis is down', async () => {
         const publisher = await openPrivate();
         await publisher.publish('k1');
