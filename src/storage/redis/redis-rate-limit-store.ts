@@ -26,8 +26,9 @@ export const KEY_GRACE_MS = 10_000;
  * Keys of one subject, all sharing the hash tag `{subject}` so a script touching them runs on one
  * Redis Cluster node:
  *   <prefix>{<subject>}:<lengthMs>:<window number>  hash {used, refused}: one window's requests
- *       counted and 429s given; expires with that window.
- *   <prefix>{<subject>}:ban                         hash {startedAt, until}; expires with the ban.
+ *       counted and 429s given; expires KEY_GRACE_MS after that window ends.
+ *   <prefix>{<subject>}:ban                         hash {startedAt, until}; expires KEY_GRACE_MS
+ *       after the ban ends.
  * Times are the `now` the caller passes (its clock), never Redis TIME, so windows follow the same
  * clock as the responses' headers and tests move time. TTLs are therefore relative (PEXPIRE,
  * measured from `now`) rather than absolute: an absolute end would be read on Redis's clock.
@@ -35,8 +36,8 @@ export const KEY_GRACE_MS = 10_000;
 
 /**
  * KEYS: the ban key, then one key per window in request order.
- * ARGV: now, ban `after` (-1: no ban rules), ban start, ban end, ban TTL; then per window its limit
- * and its TTL. Same rules as MemoryRateLimitStore; the whole check runs atomically in Redis, so the
+ * ARGV: now, ban `after` (-1: no ban rules), the end and the TTL of a ban starting now; then per
+ * window its limit and its TTL. Same rules as MemoryRateLimitStore; the whole check runs atomically in Redis, so the
  * limits are exact across every instance.
  * Returns {'allowed', used} | {'limited', used, refused (0-based)} |
  *         {'banned', used, startedAt, until, started (0/1)}.
@@ -60,13 +61,13 @@ end
 
 local refused = {}
 for i = 1, windows do
-  if used[i] >= tonumber(ARGV[4 + 2 * i]) then refused[#refused + 1] = i end
+  if used[i] >= tonumber(ARGV[3 + 2 * i]) then refused[#refused + 1] = i end
 end
 
 if #refused == 0 then
   for i = 1, windows do
     used[i] = redis.call('HINCRBY', KEYS[i + 1], 'used', 1)
-    redis.call('PEXPIRE', KEYS[i + 1], ARGV[5 + 2 * i])
+    redis.call('PEXPIRE', KEYS[i + 1], ARGV[4 + 2 * i])
   end
   return {'allowed', used}
 end
@@ -76,16 +77,16 @@ local startBan = false
 for _, i in ipairs(refused) do
   -- The key may be new here (a limit of 0), so it gets its TTL like any other write.
   local count = redis.call('HINCRBY', KEYS[i + 1], 'refused', 1)
-  redis.call('PEXPIRE', KEYS[i + 1], ARGV[5 + 2 * i])
+  redis.call('PEXPIRE', KEYS[i + 1], ARGV[4 + 2 * i])
   if after >= 0 and count > after + 1 then startBan = true end
 end
 
 if startBan then
-  redis.call('HSET', KEYS[1], 'startedAt', ARGV[3], 'until', ARGV[4])
-  redis.call('PEXPIRE', KEYS[1], ARGV[5])
+  redis.call('HSET', KEYS[1], 'startedAt', ARGV[1], 'until', ARGV[3])
+  redis.call('PEXPIRE', KEYS[1], ARGV[4])
   -- A ban settles the offence: after it, the key gets its full tolerance again.
   for i = 1, windows do redis.call('HDEL', KEYS[i + 1], 'refused') end
-  return {'banned', used, ARGV[3], ARGV[4], 1}
+  return {'banned', used, ARGV[1], ARGV[3], 1}
 end
 
 local indexes = {}
@@ -155,7 +156,6 @@ export class RedisRateLimitStore implements RateLimitStore {
     const args: ScriptArgument[] = [
       now,
       ban ? ban.after : -1,
-      now,
       ban ? now + ban.durationMs : 0,
       ban ? Math.ceil(ban.durationMs + KEY_GRACE_MS) : 0,
     ];
@@ -199,8 +199,8 @@ export class RedisRateLimitStore implements RateLimitStore {
 
 /**
  * Opens the store on its own connection. Resolves once the first connection attempt ended: when
- * Redis is down the store is returned anyway, rejects with DependencyUnavailableError, and
- * recovers by itself when Redis returns.
+ * Redis is down the store is returned anyway; its calls reject with DependencyUnavailableError
+ * until Redis returns, and then succeed without a restart.
  */
 export async function createRedisRateLimitStore(
   config: RedisConfig,
