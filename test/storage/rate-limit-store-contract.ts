@@ -139,6 +139,62 @@ export function describeRateLimitStoreContract(
         });
       });
 
+      it('counts refusals per window: those of a past minute do not add up to a ban', async () => {
+        const who = subject();
+        const kinds = [];
+        for (const minute of [0, 1, 2]) {
+          const now = T0 + minute * MINUTE;
+          await fill(who, now);
+          for (let i = 0; i < ban.after + 1; i++) {
+            kinds.push((await consume(who, windows(1, 100), now + 1, ban)).kind);
+          }
+        }
+        expect(kinds).toEqual(new Array(3 * (ban.after + 1)).fill('limited'));
+      });
+
+      it('counts no request during a ban, in any window', async () => {
+        const who = subject();
+        await fill(who, T0);
+        for (let i = 0; i < 4; i++) await consume(who, windows(1, 100), T0 + 1, ban);
+        for (let i = 0; i < 5; i++) {
+          await expect(consume(who, windows(1, 100), T0 + MINUTE, ban)).resolves.toMatchObject({
+            kind: 'banned',
+            used: [0, 1],
+          });
+        }
+        await expect(store.peek(who, windows(1, 100), T0 + MINUTE)).resolves.toEqual([0, 1]);
+        await expect(consume(who, windows(1, 100), T0 + 1 + 120_000, ban)).resolves.toEqual({
+          kind: 'allowed',
+          used: [1, 2],
+        });
+      });
+
+      it('starts exactly one ban when many refused requests arrive at once', async () => {
+        const who = subject();
+        await fill(who, T0);
+        const outcomes = await Promise.all(
+          Array.from({ length: 50 }, () => consume(who, windows(1, 100), T0 + 1, ban)),
+        );
+        expect(outcomes.filter((o) => o.kind === 'limited')).toHaveLength(ban.after + 1);
+        expect(outcomes.filter((o) => o.kind === 'banned' && o.started)).toHaveLength(1);
+        expect(outcomes.filter((o) => o.kind === 'banned' && !o.started)).toHaveLength(
+          50 - ban.after - 2,
+        );
+      });
+
+      it('changes nothing when lifting a subject that is not banned', async () => {
+        const who = subject();
+        await store.lift(subject(), T0);
+        await fill(who, T0);
+        await consume(who, windows(1, 100), T0, ban);
+        await store.lift(who, T0 + 1);
+        await expect(store.peek(who, windows(1, 100), T0)).resolves.toEqual([1, 1]);
+        const kinds = [];
+        for (let i = 0; i < 3; i++) kinds.push((await consume(who, windows(1, 100), T0, ban)).kind);
+        // The refusal before the lift still counts: no ban was lifted, so nothing was forgiven.
+        expect(kinds).toEqual(['limited', 'limited', 'banned']);
+      });
+
       it('never bans without ban rules', async () => {
         const who = subject();
         await consume(who, windows(1, 100), T0);
