@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { afterAll, beforeAll } from 'vitest';
 import type { DatabaseConfig } from '../../src/config/config.js';
+import { requireService } from './services.js';
 
 export type PostgresDatabaseConfig = Extract<DatabaseConfig, { kind: 'postgres' }>;
 
@@ -9,43 +10,12 @@ export type PostgresDatabaseConfig = Extract<DatabaseConfig, { kind: 'postgres' 
 export const POSTGRES_URL =
   process.env.PETSTORE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
-const AVAILABILITY_TIMEOUT_MS = 2_000;
-
-async function postgresAnswers(): Promise<string | undefined> {
-  const client = new pg.Client({
-    connectionString: POSTGRES_URL,
-    connectionTimeoutMillis: AVAILABILITY_TIMEOUT_MS,
-  });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    await client.query('SELECT 1');
-    return undefined;
-  } catch (error) {
-    return error instanceof Error ? error.message : String(error);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-
 /**
- * Whether `suite` can run. Without PostgreSQL it is skipped with a warning, except in CI, where a
- * missing server is a failing test rather than a skip. Call it at the top of a test file.
+ * Whether `suite` can run: skipped with a warning without PostgreSQL, a failing test in CI (see
+ * requireService). Call it at the top of a test file.
  */
-export async function postgresFor(suite: string): Promise<boolean> {
-  const failure = await postgresAnswers();
-  if (failure === undefined) return true;
-  const why = `PostgreSQL does not answer at ${new URL(POSTGRES_URL).host} (${failure})`;
-  if (process.env.CI === 'true') {
-    describe(suite, () => {
-      it('needs PostgreSQL', () => {
-        throw new Error(`${why}: CI must start it (or set PETSTORE_TEST_POSTGRES_URL)`);
-      });
-    });
-  } else {
-    console.warn(`skipping ${suite}: ${why}`);
-  }
-  return false;
+export function postgresFor(suite: string): Promise<boolean> {
+  return requireService('postgres', suite);
 }
 
 /** The URL whose connections use `schema` first (the search_path, sent at connection start). */
