@@ -2,7 +2,7 @@ import { type Clock, MINUTE_MS } from '../clock.js';
 import type { ApiKeyStore } from '../ports.js';
 import type { Limits, Plan } from '../rate-limits/plans.js';
 import { customLimitsProblem, PLAN_LIMITS } from '../rate-limits/plans.js';
-import type { ApiKeyRecord, KeyEnvironment } from './api-key.js';
+import type { ApiKeyRecord, KeyEnvironment, NewApiKeyRecord } from './api-key.js';
 import { KnownKeyHashes } from './known-key-hashes.js';
 import {
   displayPrefix,
@@ -63,8 +63,15 @@ export class ApiKeyService {
     // Callers check this first (the CLI words it for its flags); here it guards the stored data.
     const problem = customLimitsProblem(input.plan, input.customLimits ?? {});
     if (problem !== undefined) throw new Error(`cannot create a ${input.plan} key: ${problem}`);
+    const { record: fresh, key } = this.newKey(input);
+    const record = await this.store.insert(fresh);
+    this.known.add(record.hash);
+    return { record, key };
+  }
+
+  private newKey(input: { plan: Plan; label?: string; customLimits?: Limits }) {
     const key = generateApiKey(this.environment);
-    const record = await this.store.insert({
+    const record: NewApiKeyRecord = {
       id: newApiKeyId(),
       label: input.label ?? '',
       plan: input.plan,
@@ -72,18 +79,20 @@ export class ApiKeyService {
       hash: hashApiKey(key),
       displayPrefix: displayPrefix(key),
       createdAt: this.clock.now(),
-    });
-    this.known.add(record.hash);
+    };
     return { record, key };
   }
 
   /**
    * On a store with no key at all, creates one free-plan key so that a newcomer can call the API at
-   * once; otherwise does nothing and resolves undefined.
+   * once; otherwise does nothing and resolves undefined. Atomic in storage: of several instances
+   * starting together on an empty database, exactly one creates it.
    */
   async ensureFirstKey(): Promise<CreatedApiKey | undefined> {
-    if ((await this.store.count()) > 0) return undefined;
-    return this.create({ plan: 'free', label: 'first start' });
+    const { record, key } = this.newKey({ plan: 'free', label: 'first start' });
+    if (!(await this.store.insertIfNone(record))) return undefined;
+    this.known.add(record.hash);
+    return { record: { ...record }, key };
   }
 
   list(): Promise<ApiKeyRecord[]> {

@@ -2,21 +2,37 @@ import type { ApiKeyStore } from '../ports.js';
 
 /** Real time between two loads, whatever the injected clock says: this bounds database load. */
 const MIN_RELOAD_INTERVAL_MS = 100;
+/**
+ * Longer than any transaction that inserts a key can stay open (statement and idle-in-transaction
+ * timeouts are seconds). A sequence number is taken before its transaction commits, so a key may
+ * become visible after keys with higher numbers; once this long has passed since a number was seen,
+ * every lower number has committed or never will.
+ */
+export const KEY_SEQ_SETTLE_MS = 60_000;
 
 /**
- * Which key hashes exist, loaded incrementally from storage (only keys whose storage sequence
- * number is above the highest one loaded so far; sequence numbers, unlike creation times, do not
- * depend on the clock of the host that created the key). It lets an address that is over its budget still use a real key, without letting made-up
- * keys cause a storage lookup each: however many arrive, storage sees at most one small query per
- * interval. Only a 16-hex-digit prefix is kept per key; a collision merely allows one lookup.
+ * Which key hashes exist, loaded incrementally from storage by the keys' sequence numbers (unlike
+ * creation times, they do not depend on the clock of the host that created the key). It lets an
+ * address that is over its budget still use a real key, without letting made-up keys cause a
+ * storage lookup each: however many arrive, storage sees at most one small query per interval.
+ * Each load reads again the keys numbered since what was seen KEY_SEQ_SETTLE_MS ago, so a key
+ * that committed late behind a higher number is still found. Only a 16-hex-digit prefix is kept
+ * per key; a collision merely allows one lookup.
  */
 export class KnownKeyHashes {
   private readonly prefixes = new Set<string>();
-  private loadedSeq = 0;
+  /** Every key numbered at or below it is loaded. */
+  private settledSeq = 0;
+  /** The highest number each recent load saw, and when: the candidates for settledSeq. */
+  private seen: Array<{ seq: number; at: number }> = [];
   private lastLoad = Number.NEGATIVE_INFINITY;
   private loading: Promise<void> | undefined;
 
-  constructor(private readonly store: Pick<ApiKeyStore, 'hashesAfter'>) {}
+  constructor(
+    private readonly store: Pick<ApiKeyStore, 'hashesAfter'>,
+    /** Monotonic milliseconds; real time, since it bounds database load. */
+    private readonly monotonicNow: () => number = () => performance.now(),
+  ) {}
 
   /** Whether a key with this hash exists (or was revoked); may load keys created lately. */
   async has(hash: string): Promise<boolean> {
@@ -37,23 +53,32 @@ export class KnownKeyHashes {
    */
   private load(): Promise<void> {
     if (this.loading) return this.loading;
-    const wait = this.lastLoad + MIN_RELOAD_INTERVAL_MS - performance.now();
+    const wait = this.lastLoad + MIN_RELOAD_INTERVAL_MS - this.monotonicNow();
     const delay =
       wait > 0 ? new Promise<void>((resolve) => setTimeout(resolve, wait)) : Promise.resolve();
     this.loading = delay
-      .then(() => {
-        this.lastLoad = performance.now();
-        return this.store.hashesAfter(this.loadedSeq);
-      })
-      .then((rows) => {
-        for (const row of rows) {
-          this.prefixes.add(row.hash.slice(0, 16));
-          if (row.seq > this.loadedSeq) this.loadedSeq = row.seq;
-        }
-      })
+      .then(() => this.loadOnce())
       .finally(() => {
         this.loading = undefined;
       });
     return this.loading;
+  }
+
+  private async loadOnce(): Promise<void> {
+    const startedAt = this.monotonicNow();
+    this.lastLoad = startedAt;
+    // What was seen long enough before this load began is settled once this load has read it.
+    const settled = this.seen.filter((s) => s.at <= startedAt - KEY_SEQ_SETTLE_MS);
+    const rows = await this.store.hashesAfter(this.settledSeq);
+    let highest = this.settledSeq;
+    for (const row of rows) {
+      this.prefixes.add(row.hash.slice(0, 16));
+      if (row.seq > highest) highest = row.seq;
+    }
+    for (const s of settled) if (s.seq > this.settledSeq) this.settledSeq = s.seq;
+    this.seen = [
+      ...this.seen.filter((s) => s.at > startedAt - KEY_SEQ_SETTLE_MS),
+      { seq: highest, at: startedAt },
+    ];
   }
 }

@@ -13,10 +13,11 @@ export interface SqliteConnection {
 export function openSqlite(path: string): SqliteConnection {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const raw = new BetterSqlite3(path);
+  // First, so that another connection opening the same file waits instead of failing.
+  raw.pragma('busy_timeout = 5000');
   raw.pragma('journal_mode = WAL');
   // FULL: a commit is on disk before we answer 201, also across a power cut, not only a crash.
   raw.pragma('synchronous = FULL');
-  raw.pragma('busy_timeout = 5000');
   raw.pragma('foreign_keys = ON');
   // Every INTEGER comes back as bigint, so a categoryId above 2^53 is never rounded.
   raw.defaultSafeIntegers(true);
