@@ -1,6 +1,7 @@
 import PinoPretty from 'pino-pretty';
 import { type Config, ConfigError, loadConfigFromProcess } from './config/config.js';
 import { buildApp } from './http/build-app.js';
+import { createLogger } from './http/log-options.js';
 import { createServices } from './services.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -24,11 +25,10 @@ function logDestination(): { stream?: NodeJS.WritableStream } {
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
-  const services = await createServices(config, { migrate: true });
-  const app = await buildApp({
-    services,
-    log: { level: config.logLevel, ...logDestination() },
-  });
+  const logger = createLogger({ level: config.logLevel, ...logDestination() });
+  const services = await createServices(config, { migrate: true, log: logger });
+  const app = await buildApp({ services, logger });
+  await services.startBackgroundWork();
 
   const first = await services.apiKeys.ensureFirstKey();
   if (first !== undefined) {

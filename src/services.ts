@@ -1,11 +1,20 @@
 import type { Config } from './config/config.js';
 import { ApiKeyService } from './domain/api-keys/api-key-service.js';
-import { type Clock, systemClock } from './domain/clock.js';
+import { type Clock, MINUTE_MS, systemClock } from './domain/clock.js';
 import { PetService } from './domain/pets/pet-service.js';
-import type { Dependency, RateLimitStore, Storage } from './domain/ports.js';
+import type { Dependency, KeyChangeNotifier, RateLimitStore, Storage } from './domain/ports.js';
 import { RateLimiter } from './domain/rate-limits/rate-limiter.js';
-import { MemoryRateLimitStore } from './storage/memory/memory-rate-limit-store.js';
 import { createStorage } from './storage/create-storage.js';
+import { MemoryKeyChangeNotifier } from './storage/memory/memory-key-change-notifier.js';
+import { MemoryRateLimitStore } from './storage/memory/memory-rate-limit-store.js';
+import { createRedisKeyChangeNotifier } from './storage/redis/redis-key-change-notifier.js';
+import { createRedisRateLimitStore } from './storage/redis/redis-rate-limit-store.js';
+
+/** What the services report about their own work: outages, background failures. */
+export interface ServiceLog {
+  warn(details: object, message: string): void;
+  info(details: object, message: string): void;
+}
 
 /** Every store and service of one process, built from the configuration in one place. */
 export interface Services {
@@ -13,11 +22,17 @@ export interface Services {
   readonly clock: Clock;
   readonly storage: Storage;
   readonly rateLimits: RateLimitStore;
+  readonly keyChanges: KeyChangeNotifier;
   readonly apiKeys: ApiKeyService;
   readonly pets: PetService;
   readonly limiter: RateLimiter;
   readonly dependencies: readonly Dependency[];
-  /** Closes what was opened here (not what the caller passed in). */
+  /**
+   * What a server does besides answering requests: dropping keys other instances changed from the
+   * cache, and purging expired idempotency records. The CLI does not start it.
+   */
+  startBackgroundWork(): Promise<void>;
+  /** Stops the background work and closes what was opened here (not what the caller passed in). */
   close(): Promise<void>;
 }
 
@@ -29,7 +44,11 @@ export interface ServiceOptions {
   storage?: Storage;
   /** Use this rate-limit store instead of the configured one; the caller keeps closing it. */
   rateLimits?: RateLimitStore;
+  log?: ServiceLog;
 }
+
+/** Idempotency records are purged this often, in batches, a bounded amount each time. */
+const PURGE = { everyMs: MINUTE_MS, batch: 1_000, maxBatches: 10 } as const;
 
 /**
  * The composition root: main.ts, the CLI and the tests all build their services here, so each
@@ -40,33 +59,79 @@ export async function createServices(
   options: ServiceOptions = {},
 ): Promise<Services> {
   const clock = options.clock ?? systemClock;
+  const log = options.log;
   const owned: Array<{ close(): Promise<void> }> = [];
+  const timers: NodeJS.Timeout[] = [];
   try {
     const storage =
       options.storage ?? (await createStorage(config.database, { migrate: options.migrate }));
     if (options.storage === undefined) owned.push(storage);
-    const rateLimits = options.rateLimits ?? new MemoryRateLimitStore(clock);
-    if (options.rateLimits === undefined) owned.push(rateLimits);
+
+    const onRedisError = (error: Error) =>
+      log?.warn(
+        { err: error },
+        'Redis does not answer; rate-limited requests get 503 until it does',
+      );
+    let rateLimits = options.rateLimits;
+    if (rateLimits === undefined) {
+      rateLimits = config.redis
+        ? await createRedisRateLimitStore(config.redis, { onError: onRedisError })
+        : new MemoryRateLimitStore(clock);
+      owned.push(rateLimits);
+    }
+    const keyChanges: KeyChangeNotifier = config.redis
+      ? await createRedisKeyChangeNotifier(config.redis, { onError: onRedisError })
+      : new MemoryKeyChangeNotifier();
+    owned.push(keyChanges);
 
     const dependencies: Dependency[] = [
       { name: 'database', backend: storage.backend, ping: () => storage.ping() },
     ];
     if (rateLimits.backend === 'redis') {
-      dependencies.push({ name: 'redis', backend: 'redis', ping: () => rateLimits.ping() });
+      const store = rateLimits;
+      dependencies.push({ name: 'redis', backend: 'redis', ping: () => store.ping() });
     }
+    const apiKeys = new ApiKeyService(storage.apiKeys, clock, config.environment, keyChanges);
+    const pets = new PetService(storage.pets, storage.idempotency, clock);
+
+    const purge = async () => {
+      try {
+        const purged = await pets.purgeExpiredIdempotency(PURGE.batch, PURGE.maxBatches);
+        if (purged > 0) log?.info({ purged }, 'purged expired idempotency records');
+      } catch (error) {
+        log?.warn({ err: error }, 'purging expired idempotency records failed; retrying later');
+      }
+    };
+
     return {
       config,
       clock,
       storage,
       rateLimits,
-      apiKeys: new ApiKeyService(storage.apiKeys, clock, config.environment),
-      pets: new PetService(storage.pets, storage.idempotency, clock),
+      keyChanges,
+      apiKeys,
+      pets,
       limiter: new RateLimiter(rateLimits, clock, {
         after: config.banAfter,
         durationMs: config.banSeconds * 1000,
       }),
       dependencies,
-      close: () => closeAll(owned),
+      async startBackgroundWork() {
+        await apiKeys.listenForChanges().catch((error: unknown) => {
+          // The key cache lifetime still bounds how long a change takes to be seen.
+          log?.warn({ err: error }, 'cannot listen for key changes; relying on the key cache');
+        });
+        // A random start, so that instances started together do not purge in step.
+        const first = setTimeout(() => {
+          void purge();
+          timers.push(setInterval(() => void purge(), PURGE.everyMs).unref());
+        }, Math.random() * PURGE.everyMs).unref();
+        timers.push(first);
+      },
+      async close() {
+        for (const timer of timers) clearTimeout(timer);
+        await closeAll(owned);
+      },
     };
   } catch (error) {
     await closeAll(owned);

@@ -2,6 +2,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiKeyRecord } from '../domain/api-keys/api-key.js';
 import { type AuthResult, ApiKeyService } from '../domain/api-keys/api-key-service.js';
 import type { RateDecision, RateLimiter } from '../domain/rate-limits/rate-limiter.js';
+import { DependencyUnavailableError } from '../domain/errors.js';
+import { UNAVAILABLE_RETRY_AFTER_SECONDS } from './errors/error-handler.js';
 import { httpErrors } from './errors/http-error.js';
 import type { Metrics } from './plugins/metrics.plugin.js';
 import { refusalOf, setRateLimitHeaders } from './rate-limit-headers.js';
@@ -37,6 +39,25 @@ function bearerToken(header: string | undefined): { token?: string; sent: boolea
  * is read for a key this instance has not seen valid lately, so guessing keys stays slow.
  */
 export function createApiKeyGuard(deps: GuardDependencies): Guard {
+  const guard = checkKeyAndLimits(deps);
+  return async (request, reply) => {
+    try {
+      await guard(request, reply);
+    } catch (error) {
+      if (error instanceof DependencyUnavailableError) {
+        // Counters or keys cannot be read: the headers say nothing is left until the retry.
+        const limits = request.apiKey ? ApiKeyService.limitsOf(request.apiKey) : undefined;
+        setRateLimitHeaders(
+          reply,
+          deps.limiter.unknownState(limits, UNAVAILABLE_RETRY_AFTER_SECONDS),
+        );
+      }
+      throw error;
+    }
+  };
+}
+
+function checkKeyAndLimits(deps: GuardDependencies): Guard {
   const { apiKeys, limiter, metrics, keyPrefix } = deps;
   return async (request, reply) => {
     const { token, sent } = bearerToken(request.headers.authorization);
@@ -75,7 +96,18 @@ export function createApiKeyGuard(deps: GuardDependencies): Guard {
 /** For public routes under /v1 (the OpenAPI document): every request draws on the address budget. */
 export function createAddressGuard(limiter: RateLimiter, metrics: Metrics): Guard {
   return async (request, reply) => {
-    const decision = await limiter.hitAddress(request.ip);
+    let decision: RateDecision;
+    try {
+      decision = await limiter.hitAddress(request.ip);
+    } catch (error) {
+      if (error instanceof DependencyUnavailableError) {
+        setRateLimitHeaders(
+          reply,
+          limiter.unknownState(undefined, UNAVAILABLE_RETRY_AFTER_SECONDS),
+        );
+      }
+      throw error;
+    }
     setRateLimitHeaders(reply, decision);
     if (!decision.allowed) {
       metrics.rateLimited.inc({ code: decision.reason });

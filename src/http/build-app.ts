@@ -1,6 +1,7 @@
 import cors from '@fastify/cors';
 import helmet from '@fastify/helmet';
 import Fastify, {
+  type FastifyBaseLogger,
   type FastifyError,
   type FastifyInstance,
   type FastifyReply,
@@ -26,7 +27,6 @@ import { RATE_LIMIT_HEADER_NAMES } from './rate-limit-headers.js';
 import { registerHealth } from './routes/health.route.js';
 import { NewPetSchema, PetSchema, PetsSchema, PetStatusSchema } from './routes/pets/pet.schema.js';
 import { v1Routes } from './routes/v1.routes.js';
-import { logOptions } from './log-options.js';
 import { refuseOtherMethods, routeEveryMethod } from './methods.js';
 import { createValidatorCompiler, type JsonSchema } from './validator-compiler.js';
 import { KEY_PREFIX } from '../domain/api-keys/key-format.js';
@@ -44,8 +44,8 @@ export interface AppServices {
 
 export interface AppDependencies {
   services: AppServices;
-  /** Log level and, for tests, where lines go; absent means no logging. */
-  log?: { level: string; stream?: { write(line: string): void } };
+  /** The process's logger (createLogger); absent means no logging. */
+  logger?: FastifyBaseLogger;
 }
 
 const GET_HEAD = ['GET', 'HEAD'];
@@ -71,7 +71,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     keyPrefix: KEY_PREFIX[config.environment],
   });
   const app = Fastify({
-    logger: deps.log ? logOptions(deps.log) : false,
+    ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
     genReqId: genRequestId,
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
     bodyLimit: BODY_LIMIT_BYTES,

@@ -1,4 +1,4 @@
-import type { FastifyServerOptions } from 'fastify';
+import { pino, type Logger, type LoggerOptions } from 'pino';
 import { API_KEY_SEARCH } from '../domain/api-keys/key-format.js';
 
 /** The query parameters of the interface; no other query value is ever logged. */
@@ -47,15 +47,17 @@ interface LoggedRequest {
 }
 
 /**
- * Pino options for the request logger. Headers are logged only with failures (5xx); credential
- * headers are then redacted by path, whatever they hold, and key-shaped text anywhere is masked.
+ * The process's logger: Fastify logs requests through it, and the services their background work.
+ * Headers are logged only with failures (5xx); credential headers are then redacted by path,
+ * whatever they hold, and key-shaped text anywhere is masked.
  */
-export function logOptions(log: {
+export function createLogger(options: {
   level: string;
+  /** Where lines go; standard output when absent. */
   stream?: { write(line: string): void };
-}): FastifyServerOptions['logger'] {
-  return {
-    ...log,
+}): Logger {
+  const settings: LoggerOptions = {
+    level: options.level,
     redact: {
       paths: ['headers.authorization', 'headers.cookie', 'headers["proxy-authorization"]'],
       censor: '[redacted]',
@@ -66,6 +68,8 @@ export function logOptions(log: {
         url: loggableUrl(request.url ?? ''),
         remoteAddress: request.ip,
       }),
+      res: (reply: { statusCode?: number }) => ({ statusCode: reply.statusCode }),
+      err: pino.stdSerializers.err,
     },
     hooks: {
       // Messages may quote what a client sent (a path in a 404); keys are masked in all of them.
@@ -80,4 +84,5 @@ export function logOptions(log: {
       },
     },
   };
+  return options.stream === undefined ? pino(settings) : pino(settings, options.stream);
 }

@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import type { RateDecision } from '../domain/rate-limits/rate-limiter.js';
+import type { RateDecision, RateState } from '../domain/rate-limits/rate-limiter.js';
 import { type HttpError, httpErrors } from './errors/http-error.js';
 
 /** The headers clients read, named for CORS and the OpenAPI document alike. */
@@ -16,8 +16,8 @@ export const RATE_LIMIT_HEADER_NAMES = [
  * `X-RateLimit-*` describe the window in force (fewest left); `RateLimit-Policy` and `RateLimit`
  * (draft-ietf-httpapi-ratelimit-headers-11) describe every window.
  */
-export function setRateLimitHeaders(reply: FastifyReply, decision: RateDecision): void {
-  const { inForce, windows, decidedAt } = decision;
+export function setRateLimitHeaders(reply: FastifyReply, state: RateState): void {
+  const { inForce, windows, decidedAt } = state;
   void reply.headers({
     'x-ratelimit-limit': String(inForce.limit),
     'x-ratelimit-remaining': String(inForce.remaining),

@@ -5,6 +5,7 @@ import { type Config, loadConfig } from '../../src/config/config.js';
 import type { Storage } from '../../src/domain/ports.js';
 import type { Limits, Plan } from '../../src/domain/rate-limits/plans.js';
 import { buildApp } from '../../src/http/build-app.js';
+import { createLogger } from '../../src/http/log-options.js';
 import { createServices } from '../../src/services.js';
 import { createStorage } from '../../src/storage/create-storage.js';
 import { TestClock } from './test-clock.js';
@@ -48,10 +49,10 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     services,
     ...(options.logLines
       ? {
-          log: {
+          logger: createLogger({
             level: 'info',
             stream: { write: (line: string) => void options.logLines?.push(line) },
-          },
+          }),
         }
       : {}),
   });

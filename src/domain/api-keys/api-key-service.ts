@@ -1,5 +1,5 @@
 import { type Clock, MINUTE_MS } from '../clock.js';
-import type { ApiKeyStore } from '../ports.js';
+import type { ApiKeyStore, KeyChangeNotifier } from '../ports.js';
 import type { Limits, Plan } from '../rate-limits/plans.js';
 import { customLimitsProblem, PLAN_LIMITS } from '../rate-limits/plans.js';
 import type { ApiKeyRecord, KeyEnvironment, NewApiKeyRecord } from './api-key.js';
@@ -51,8 +51,15 @@ export class ApiKeyService {
     private readonly store: ApiKeyStore,
     private readonly clock: Clock,
     private readonly environment: KeyEnvironment,
+    /** Tells other instances at once of a revoked or unbanned key; their cache is the fallback. */
+    private readonly changes?: KeyChangeNotifier,
   ) {
     this.known = new KnownKeyHashes(store);
+  }
+
+  /** From now on, drops a key from this instance's cache as soon as any instance changes it. */
+  listenForChanges(): Promise<void> {
+    return this.changes?.subscribe((id) => this.forget(id)) ?? Promise.resolve();
   }
 
   async create(input: {
@@ -106,6 +113,7 @@ export class ApiKeyService {
   async revoke(id: string): Promise<boolean> {
     const done = await this.store.revoke(id, this.clock.now());
     this.forget(id);
+    if (done) await this.announce(id);
     return done;
   }
 
@@ -116,7 +124,13 @@ export class ApiKeyService {
   async unban(id: string): Promise<boolean> {
     const done = await this.store.liftBan(id, this.clock.now());
     this.forget(id);
+    if (done) await this.announce(id);
     return done;
+  }
+
+  /** Best effort: the change is stored, and every cache expires within CACHE_TTL_MS anyway. */
+  private async announce(id: string): Promise<void> {
+    await this.changes?.publish(id).catch(() => undefined);
   }
 
   /** Keeps a ban the rate limiter started, so it outlives a restart and shows in `keys list`. */

@@ -47,6 +47,22 @@ export class PetService {
     return last ? { pets, nextCursor: encodeCursor(last.id, query.status) } : { pets };
   }
 
+  /**
+   * Deletes idempotency records past their retention, at most `batch` at a time, until none is left
+   * or `maxBatches` ran; returns how many. Any instance may run it: the store lets concurrent
+   * purges share the work instead of waiting on each other.
+   */
+  async purgeExpiredIdempotency(batch: number, maxBatches: number): Promise<number> {
+    const before = this.clock.now() - IDEMPOTENCY_RETENTION_MS;
+    let purged = 0;
+    for (let i = 0; i < maxBatches; i++) {
+      const deleted = await this.idempotency.purgeExpired(before, batch);
+      purged += deleted;
+      if (deleted < batch) break;
+    }
+    return purged;
+  }
+
   async get(id: bigint): Promise<Pet> {
     const pet = await this.pets.get(id);
     if (pet === undefined) throw domainErrors.petNotFound(id);

@@ -17,6 +17,14 @@ export interface WindowState {
   lengthSeconds: number;
 }
 
+/** What the rate-limit headers of a response describe. */
+export interface RateState {
+  windows: WindowState[];
+  /** The window a client should heed. */
+  inForce: WindowState;
+  decidedAt: number;
+}
+
 export type RateDecision =
   | { allowed: true; windows: WindowState[]; inForce: WindowState; decidedAt: number }
   | {
@@ -96,7 +104,7 @@ export class RateLimiter {
   async hitKey(key: ApiKeyRecord, limits: Limits): Promise<RateDecision> {
     const now = this.clock.now();
     const windows = keyWindows(limits);
-    const subject = `key:${key.id}`;
+    const subject = keySubject(key.id);
     // A ban recorded in storage outlives a restart of an in-memory store.
     if (key.bannedUntil !== undefined && key.bannedUntil > now) {
       const used = await this.store.peek(subject, windows, now);
@@ -119,6 +127,27 @@ export class RateLimiter {
       return outcome.started ? { ...decision, banStarted: { until: outcome.ban.until } } : decision;
     }
     return this.decide(outcome, states, now);
+  }
+
+  /**
+   * What to tell a client while the counters cannot be read (the store is down): nothing left in
+   * any window until it may retry. Rate limiting fails closed, and the headers say so.
+   */
+  unknownState(limits: Limits | undefined, retryAfterSeconds: number): RateState {
+    const now = this.clock.now();
+    const windows = (limits ? keyWindows(limits) : ADDRESS_WINDOWS).map((w) => ({
+      name: w.name,
+      limit: w.limit,
+      remaining: 0,
+      resetAt: Math.ceil(now / 1000) * 1000 + retryAfterSeconds * 1000,
+      lengthSeconds: w.lengthMs / 1000,
+    }));
+    return { windows, inForce: windowInForce(windows), decidedAt: now };
+  }
+
+  /** Ends a key's live ban at once (`keys unban`), where the store is shared with the servers. */
+  liftBan(keyId: string): Promise<void> {
+    return this.store.lift(keySubject(keyId), this.clock.now());
   }
 
   /** Whether the address budget has room, counting nothing: asked before any key lookup. */
@@ -190,6 +219,10 @@ export class RateLimiter {
       decidedAt: now,
     };
   }
+}
+
+function keySubject(keyId: string): string {
+  return `key:${keyId}`;
 }
 
 function addressSubject(address: string): string {
