@@ -1,7 +1,7 @@
 /**
  * Refusals the domain can express, each built by one factory below that words what the user is
- * told. The HTTP layer owns the one table that maps each code to a status (src/http/error-table.ts);
- * domain code never picks a status.
+ * told. The HTTP layer owns the one table that maps each code to a status
+ * (src/http/errors/error-table.ts); domain code never picks a status.
  */
 export type DomainErrorCode =
   'invalid_parameter' | 'not_found' | 'gone' | 'idempotency_key_in_use' | 'idempotency_key_reused';

@@ -6,7 +6,10 @@ import { type ErrorCode, httpErrors } from './http-error.js';
 
 interface TableEntry<C extends ErrorCode> {
   status: number;
-  /** When a client gets it: the README's and the docs page's error tables say the same. */
+  /**
+   * When a client gets it: the README's and the docs page's error tables say the same. At most 60
+   * characters, so the README's table fits 100 columns (test/docs/readme.test.ts).
+   */
   when: string;
   /** What the service answers, built by the same factory the handlers call. */
   example: { readonly code: C; readonly message: string };
@@ -20,7 +23,7 @@ interface TableEntry<C extends ErrorCode> {
 export const ERRORS: { readonly [C in ErrorCode]: TableEntry<C> } = {
   bad_request: {
     status: 400,
-    when: 'The HTTP request itself is malformed (e.g. a wrong Content-Length).',
+    when: 'The HTTP request is malformed (e.g. a wrong Content-Length).',
     example: httpErrors.badPath(),
   },
   invalid_json: {
@@ -32,12 +35,12 @@ export const ERRORS: { readonly [C in ErrorCode]: TableEntry<C> } = {
   },
   invalid_body: {
     status: 400,
-    when: 'The JSON is not a NewPet: missing or unknown field, null, wrong type, value out of range.',
+    when: 'Not a NewPet: a field is missing, unknown, null or invalid.',
     example: httpErrors.invalidBody(problems.integerRange('categoryId', 1n, INT64_MAX)),
   },
   invalid_parameter: {
     status: 400,
-    when: 'A query or path parameter, a cursor or the Idempotency-Key header is invalid.',
+    when: 'A query or path parameter or the Idempotency-Key is invalid.',
     example: httpErrors.invalidParameter(
       problems.integerRange('limit', BigInt(PAGE_SIZE.min), BigInt(PAGE_SIZE.max)),
     ),
@@ -54,7 +57,7 @@ export const ERRORS: { readonly [C in ErrorCode]: TableEntry<C> } = {
   },
   method_not_allowed: {
     status: 405,
-    when: 'The path exists, but not for that method; Allow lists the methods.',
+    when: 'The path exists, but not for that method (see Allow).',
     example: httpErrors.methodNotAllowed('DELETE', ['GET', 'HEAD']),
   },
   idempotency_key_in_use: {
@@ -84,7 +87,7 @@ export const ERRORS: { readonly [C in ErrorCode]: TableEntry<C> } = {
   },
   rate_limited: {
     status: 429,
-    when: 'Over a plan limit, or over the budget of requests without a valid key.',
+    when: 'Over a plan limit, or over the budget without a valid key.',
     example: httpErrors.keyRateLimited(60, 'minute', 17),
   },
   api_key_banned: {
@@ -99,7 +102,7 @@ export const ERRORS: { readonly [C in ErrorCode]: TableEntry<C> } = {
   },
   unavailable: {
     status: 503,
-    when: 'The database or Redis does not answer; retry after Retry-After.',
+    when: 'The database or Redis does not answer; wait for Retry-After.',
     example: httpErrors.unavailable('database', 5),
   },
 };

@@ -188,7 +188,7 @@ export interface operations {
                     "application/json": components["schemas"]["Pets"];
                 };
             };
-            /** @description `invalid_parameter`: A query or path parameter, a cursor or the Idempotency-Key header is invalid. */
+            /** @description `invalid_parameter`: A query or path parameter or the Idempotency-Key is invalid. */
             400: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
@@ -228,7 +228,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: Over a plan limit, or over the budget of requests without a valid key. `api_key_banned`: The key kept sending after 429s and is banned for a while. */
+            /** @description `rate_limited`: Over a plan limit, or over the budget without a valid key. `api_key_banned`: The key kept sending after 429s and is banned for a while. */
             429: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
@@ -268,7 +268,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `unavailable`: The database or Redis does not answer; retry after Retry-After. */
+            /** @description `unavailable`: The database or Redis does not answer; wait for Retry-After. */
             503: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
@@ -330,7 +330,7 @@ export interface operations {
                     "application/json": components["schemas"]["Pet"];
                 };
             };
-            /** @description `invalid_body`: The JSON is not a NewPet: missing or unknown field, null, wrong type, value out of range. `invalid_json`: The body is not valid JSON. `invalid_parameter`: A query or path parameter, a cursor or the Idempotency-Key header is invalid. */
+            /** @description `invalid_body`: Not a NewPet: a field is missing, unknown, null or invalid. `invalid_json`: The body is not valid JSON. `invalid_parameter`: A query or path parameter or the Idempotency-Key is invalid. */
             400: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
@@ -446,7 +446,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: Over a plan limit, or over the budget of requests without a valid key. `api_key_banned`: The key kept sending after 429s and is banned for a while. */
+            /** @description `rate_limited`: Over a plan limit, or over the budget without a valid key. `api_key_banned`: The key kept sending after 429s and is banned for a while. */
             429: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
@@ -486,7 +486,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `unavailable`: The database or Redis does not answer; retry after Retry-After. */
+            /** @description `unavailable`: The database or Redis does not answer; wait for Retry-After. */
             503: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
@@ -549,7 +549,7 @@ export interface operations {
                     "application/json": components["schemas"]["Pet"];
                 };
             };
-            /** @description `invalid_parameter`: A query or path parameter, a cursor or the Idempotency-Key header is invalid. */
+            /** @description `invalid_parameter`: A query or path parameter or the Idempotency-Key is invalid. */
             400: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
@@ -627,7 +627,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `rate_limited`: Over a plan limit, or over the budget of requests without a valid key. `api_key_banned`: The key kept sending after 429s and is banned for a while. */
+            /** @description `rate_limited`: Over a plan limit, or over the budget without a valid key. `api_key_banned`: The key kept sending after 429s and is banned for a while. */
             429: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
@@ -667,7 +667,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `unavailable`: The database or Redis does not answer; retry after Retry-After. */
+            /** @description `unavailable`: The database or Redis does not answer; wait for Retry-After. */
             503: {
                 headers: {
                     /** @description Requests allowed in the window in force (the one with the fewest left). */
