@@ -68,6 +68,30 @@ function schemaName(): string {
   return `petstore_test_${randomBytes(6).toString('hex')}`;
 }
 
+/** A new empty schema on the test server, outside any test hook; `drop` removes it and its tables. */
+export async function createTestSchema(): Promise<{ url: string; drop(): Promise<void> }> {
+  const schema = schemaName();
+  const admin = new pg.Client({ connectionString: POSTGRES_URL });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE SCHEMA ${pg.escapeIdentifier(schema)}`);
+  } finally {
+    await admin.end();
+  }
+  return {
+    url: urlWithSchema(schema),
+    async drop() {
+      const client = new pg.Client({ connectionString: POSTGRES_URL });
+      await client.connect();
+      try {
+        await client.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(schema)} CASCADE`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
+
 /**
  * Gives the calling test file schemas of its own on the shared server: one created before its
  * tests, more on demand, all dropped after them. Register it inside a describe that only runs

@@ -8,6 +8,8 @@ import { buildApp } from '../../src/http/build-app.js';
 import { createLogger } from '../../src/http/log-options.js';
 import { createServices } from '../../src/services.js';
 import { createStorage } from '../../src/storage/create-storage.js';
+import { createTestSchema } from './postgres.js';
+import { adminClient, deleteKeysWithPrefix, testRedisConfig } from './redis.js';
 import { TestClock } from './test-clock.js';
 
 export interface TestServer {
@@ -32,11 +34,44 @@ export interface ServerOptions {
   wrapStorage?: (storage: Storage) => Storage;
 }
 
+/**
+ * The backends a test server uses when its test names none: PETSTORE_TEST_BACKEND=sqlite (the
+ * default: SQLite in memory, counters in memory) or postgres (a schema of its own on the test
+ * PostgreSQL, counters in the test Redis under a prefix of its own), so that every HTTP suite can
+ * run on either: `PETSTORE_TEST_BACKEND=postgres npx vitest run test/http`.
+ */
+export const TEST_BACKEND =
+  process.env.PETSTORE_TEST_BACKEND === 'postgres' ? 'postgres' : 'sqlite';
+
+/** Settings and clean-up for the scale-out backends, when PETSTORE_TEST_BACKEND asks for them. */
+async function sharedBackends(
+  env: Record<string, string> | undefined,
+): Promise<{ env: Record<string, string>; cleanUp(): Promise<void> }> {
+  if (TEST_BACKEND !== 'postgres' || env?.DATABASE_URL !== undefined) {
+    return { env: {}, cleanUp: async () => undefined };
+  }
+  const schema = await createTestSchema();
+  const redis = testRedisConfig();
+  return {
+    env: { DATABASE_URL: schema.url, REDIS_URL: redis.url, REDIS_KEY_PREFIX: redis.keyPrefix },
+    async cleanUp() {
+      const client = adminClient();
+      try {
+        await deleteKeysWithPrefix(client, redis.keyPrefix);
+      } finally {
+        client.disconnect();
+      }
+      await schema.drop();
+    },
+  };
+}
+
 export async function startServer(options: ServerOptions = {}): Promise<TestServer> {
   const clock = options.clock ?? new TestClock();
-  const config = loadConfig({ PORT: '8080', ...options.env });
+  const shared = await sharedBackends(options.env);
+  const config = loadConfig({ PORT: '8080', ...shared.env, ...options.env });
   const storage = await createStorage(
-    options.env?.DATABASE_URL === undefined
+    config.database.kind === 'sqlite' && options.env?.DATABASE_URL === undefined
       ? { kind: 'sqlite', path: ':memory:' }
       : config.database,
     { migrate: true },
@@ -84,6 +119,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
       await services.close();
       await cli.close();
       await storage.close();
+      await shared.cleanUp();
     },
   };
 }

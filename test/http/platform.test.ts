@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { call, startServer, useServer } from '../helpers/test-server.js';
+import { call, startServer, TEST_BACKEND, useServer } from '../helpers/test-server.js';
 
 const server = useServer();
 
@@ -55,7 +55,11 @@ describe('around the operations', () => {
     expect((await call(server(), 'GET', '/healthz')).body).toEqual({ status: 'ok' });
     const ready = await call(server(), 'GET', '/readyz');
     expect(ready.status).toBe(200);
-    expect(ready.body).toMatchObject({ status: 'ready', database: 'sqlite' });
+    expect(ready.body).toEqual(
+      TEST_BACKEND === 'postgres'
+        ? { status: 'ready', database: 'postgres', redis: 'redis' }
+        : { status: 'ready', database: 'sqlite' },
+    );
   });
 
   it('serves the docs page without a key', async () => {
