@@ -20,7 +20,8 @@ const integer: fc.Arbitrary<Sample> = fc
     fc.constantFrom('', '.0', '.000', 'e0', 'E+0', '0e-1', '00E-2', '000e-3'),
   )
   .map(([n, suffix]) => ({
-    text: `${n}${suffix}`,
+    // 0 takes no more zeros: JSON has no leading zeros ("00e-1" is not JSON).
+    text: `${n}${n === 0n && suffix.startsWith('0') ? '' : suffix}`,
     value: n >= -Number.MAX_SAFE_INTEGER && n <= Number.MAX_SAFE_INTEGER ? Number(n) : n,
   }));
 
