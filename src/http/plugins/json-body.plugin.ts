@@ -1,27 +1,19 @@
 import fp from 'fastify-plugin';
-import { parse as parseLossless } from 'lossless-json';
 import { httpErrors } from '../errors/http-error.js';
+import { JsonSyntaxError, parseStrictJson } from '../strict-json.js';
 
 export const BODY_LIMIT_KIB = 16;
 export const BODY_LIMIT_BYTES = BODY_LIMIT_KIB * 1024;
 
-/** Integers beyond 2^53 become bigint so int64 fields keep every digit; other numbers stay numbers. */
-function parseNumber(text: string): number | bigint {
-  if (/^-?\d+$/.test(text)) {
-    const value = Number(text);
-    return Number.isSafeInteger(value) ? value : BigInt(text);
-  }
-  return Number(text);
-}
-
-/** Parses JSON request bodies without rounding large integers. */
+/** The body as JSON, parsed by the one strict parser (src/http/strict-json.ts). */
 export function parseJsonBody(text: string): unknown {
+  if (text.length === 0) throw httpErrors.emptyJson();
   try {
-    // JSON.parse is several times faster; only a run of 16+ digits can hold an unsafe integer.
-    return /\d{16}/.test(text) ? parseLossless(text, null, parseNumber) : JSON.parse(text);
+    return parseStrictJson(text);
   } catch (error) {
-    const detail = error instanceof Error ? error.message.replace(/\s+/g, ' ') : 'invalid JSON';
-    throw httpErrors.invalidJson(detail);
+    // Anything else is our bug: the error handler answers 500 without showing it.
+    if (error instanceof JsonSyntaxError) throw httpErrors.invalidJson(error.message);
+    throw error;
   }
 }
 
