@@ -7,7 +7,10 @@ async function petCount(): Promise<number> {
   return (await server().storage.pets.list({ afterId: 0, limit: 1_000_000 })).length;
 }
 
-async function post(rawBody: string | undefined, headers: Record<string, string> = {}) {
+async function post(
+  rawBody: string | Uint8Array | undefined,
+  headers: Record<string, string> = {},
+) {
   const { key } = await server().createKey();
   const before = await petCount();
   const res = await call(server(), 'POST', '/v1/pets', {
@@ -225,5 +228,59 @@ describe('POST /v1/pets reads every body with one parser and one set of rules', 
     expect(messageOf(res, 'invalid_json')).toBe(
       "Request body is not valid JSON: Expected ',' or '}' after property value in JSON at position 13",
     );
+  });
+});
+
+describe('POST /v1/pets takes UTF-8 only', () => {
+  const utf8 = (text: string) => new TextEncoder().encode(text);
+  const bytes = (...parts: (string | number[])[]) =>
+    Uint8Array.from(parts.flatMap((part) => (typeof part === 'string' ? [...utf8(part)] : part)));
+
+  it.each([
+    ['a byte that starts no character', bytes('{"name":"', [0xff], '","categoryId":1}'), 9],
+    ['a lone continuation byte', bytes('{"name":"a', [0x80], '","categoryId":1}'), 10],
+    ['an encoded surrogate', bytes('{"name":"', [0xed, 0xa0, 0x80], '","categoryId":1}'), 9],
+    ['an overlong encoding of "/"', bytes('{"name":"', [0xc0, 0xaf], '","categoryId":1}'), 9],
+    ['a character cut short', bytes('{"name":"', [0xe2, 0x82], '","categoryId":1}'), 9],
+    ['a character cut short by the end', bytes('{"name":"a","categoryId":1}', [0xe2, 0x82]), 27],
+    ['Latin-1 text', bytes('{"name":"Zo', [0xeb], '","categoryId":1}'), 11],
+  ])('returns 400 invalid_json for %s, never a pet with U+FFFD', async (_what, body, offset) => {
+    const res = await post(body);
+    expect(res.status).toBe(400);
+    expect(messageOf(res, 'invalid_json')).toBe(
+      `Request body is not valid JSON: it is not valid UTF-8 at byte ${offset}; send the body as UTF-8`,
+    );
+  });
+
+  it('returns 400 invalid_json for a byte order mark, which RFC 8259 forbids senders to add', async () => {
+    const res = await post(bytes([0xef, 0xbb, 0xbf], '{"name":"a","categoryId":1}'));
+    expect(res.status).toBe(400);
+    expect(messageOf(res, 'invalid_json')).toBe(
+      'Request body is not valid JSON: it starts with a byte order mark (EF BB BF); send UTF-8 without one',
+    );
+  });
+
+  it.each([
+    'application/json; charset=utf-16',
+    'application/json; charset=UTF-16LE',
+    'application/json;charset="utf-16"',
+    'application/json; charset=iso-8859-1',
+    'application/json; charset=us-ascii',
+    'application/json; charset=utf8',
+    'application/json; charset="utf-8x"',
+    'Application/JSON; Charset=latin1',
+    'application/json; charset=utf-8; charset=utf-16',
+    'application/json; charset',
+    'application/json; charset=',
+    'application/json; charset = utf-8',
+  ])('returns 415 unsupported_media_type for Content-Type %s', async (type) => {
+    const res = await post('{"name":"A","categoryId":1}', { 'content-type': type });
+    expect(res.status).toBe(415);
+    expect(res.body).toEqual({
+      code: 'unsupported_media_type',
+      message:
+        'Send the request body as UTF-8: Content-Type: application/json, with no charset or charset=utf-8',
+      status: 415,
+    });
   });
 });

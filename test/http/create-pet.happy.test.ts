@@ -109,6 +109,25 @@ describe('POST /v1/pets (createPet), when it succeeds', () => {
     expect((await server().storage.pets.get(BigInt(id)))?.categoryId).toBe(BigInt(integer));
   });
 
+  it.each([
+    'application/json',
+    'application/json; charset=utf-8',
+    'application/json; charset=UTF-8',
+    'application/json;charset="utf-8"',
+    'Application/JSON; Charset=Utf-8',
+    'application/json ; charset=utf-8 ; version=1',
+    'application/json;',
+  ])('accepts Content-Type %s', async (type) => {
+    const { key } = await server().createKey();
+    const res = await call(server(), 'POST', '/v1/pets', {
+      key,
+      rawBody: '{"name":"Zoë 🐕","categoryId":1}',
+      headers: { 'content-type': type },
+    });
+    expect(res.status).toBe(201);
+    expect((res.body as { name: string }).name).toBe('Zoë 🐕');
+  });
+
   it('assigns increasing ids', async () => {
     const { key } = await server().createKey();
     const ids: number[] = [];
