@@ -78,9 +78,12 @@ function quoteKey(key: string): string {
 
 /** The exact value of an integer written as decimal digits (no sign, no leading zeros). */
 function integerOf(negative: boolean, digits: string): number | bigint {
-  const value = Number(digits);
-  // Every integer up to 2^53 is a double, so a value that rounds to at most 2^53 - 1 was exact.
-  if (value <= Number.MAX_SAFE_INTEGER) return negative ? -value : value;
+  // 17 digits and more are beyond 2^53 (16 digits). Every integer up to 2^53 is a double, so a
+  // value that rounds to at most 2^53 - 1 was exact.
+  if (digits.length <= 16) {
+    const value = Number(digits);
+    if (value <= Number.MAX_SAFE_INTEGER) return negative ? -value : value;
+  }
   const big = BigInt(digits);
   return negative ? -big : big;
 }
