@@ -16,8 +16,8 @@
 export const MAX_DEPTH = 64;
 
 /**
- * Integers with more digits are kept as text: int64 has 19 digits, and converting 1e999999999 to
- * a bigint would take a gigabyte (1000 digits take about 4 µs).
+ * Integers with more digits are kept as text: int64 has 19 digits, and `1e999999999` as a bigint
+ * would take over 400 MB (1000 digits take about 4 µs to convert).
  */
 export const MAX_INTEGER_DIGITS = 1000;
 
@@ -25,8 +25,8 @@ export const MAX_INTEGER_DIGITS = 1000;
 const EXACT_DIGITS = 15;
 
 /**
- * A JSON number that no `number` or `bigint` holds exactly: not an integer (`0.5`,
- * `0.99999999999999999`, which a double would round to 1), or an integer of more than
+ * A JSON number given neither as a `number` nor as a `bigint`: one that is not an integer (`0.5`,
+ * or `0.99999999999999999`, which a double would round to 1), or an integer of more than
  * MAX_INTEGER_DIGITS digits. It keeps the number's text; nothing here rounds it.
  */
 export class UnconvertedNumber {
