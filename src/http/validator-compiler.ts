@@ -1,6 +1,7 @@
 import type { FastifySchema, FastifySchemaCompiler } from 'fastify';
 import { INT64_MAX } from '../domain/pets/pet.js';
 import { httpErrors } from './errors/http-error.js';
+import { UnconvertedNumber } from './strict-json.js';
 
 /**
  * Validates requests against the route schemas (a JSON Schema subset: object, string, integer,
@@ -165,10 +166,8 @@ export function createValidatorCompiler(
     };
 
     return (data: unknown) => {
-      if (data === null || typeof data !== 'object' || Array.isArray(data)) {
-        return refuse(problems.notObject(part));
-      }
-      const input = data as Record<string, unknown>;
+      if (!isObject(data)) return refuse(problems.notObject(part));
+      const input = data;
       const properties = root.properties ?? {};
       if (root.additionalProperties === false) {
         for (const key of Object.keys(input)) {
@@ -197,6 +196,19 @@ export function createValidatorCompiler(
   };
 }
 
+/**
+ * A JSON object, or the object Fastify builds from the query, path or headers: not an array, and
+ * not a number the body parser kept as its text (src/http/strict-json.ts).
+ */
+function isObject(data: unknown): data is Record<string, unknown> {
+  return (
+    data !== null &&
+    typeof data === 'object' &&
+    !Array.isArray(data) &&
+    !(data instanceof UnconvertedNumber)
+  );
+}
+
 function checkInteger(name: string, raw: unknown, s: JsonSchema, fromText: boolean): Check {
   const min = s.minimum ?? (s.format === 'int64' ? undefined : Number.MIN_SAFE_INTEGER);
   const max = s.maximum ?? (s.format === 'int64' ? undefined : Number.MAX_SAFE_INTEGER);
@@ -212,7 +224,9 @@ function checkInteger(name: string, raw: unknown, s: JsonSchema, fromText: boole
   } else if (typeof raw === 'number' && Number.isSafeInteger(raw)) {
     value = BigInt(raw);
   } else {
-    // Fractions, and integers beyond 2^53 that arrived as doubles (e.g. 1e19), are not exact.
+    // The body parser gives every integer as a safe number or a bigint; anything else (a string,
+    // a fraction or a huge integer kept as text by src/http/strict-json.ts) is refused, never
+    // rounded.
     return refusal;
   }
   if (value < lower || value > upper) return refusal;

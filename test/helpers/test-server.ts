@@ -147,13 +147,14 @@ export async function call(
   options: {
     key?: string;
     body?: unknown;
-    rawBody?: string;
+    /** Sent as is: bytes for bodies that are not valid UTF-8. */
+    rawBody?: string | Uint8Array;
     headers?: Record<string, string>;
   } = {},
 ): Promise<{ status: number; headers: Headers; body: unknown; text: string }> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.key !== undefined) headers.authorization = `Bearer ${options.key}`;
-  let body: string | undefined = options.rawBody;
+  let body: string | Uint8Array | undefined = options.rawBody;
   if (options.body !== undefined) {
     body = JSON.stringify(options.body);
     headers['content-type'] ??= 'application/json';

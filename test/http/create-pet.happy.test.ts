@@ -88,6 +88,46 @@ describe('POST /v1/pets (createPet), when it succeeds', () => {
     expect(res.status).toBe(201);
   });
 
+  it.each([
+    ['1.0', '1'],
+    ['1e2', '100'],
+    ['2.50e1', '25'],
+    ['100e-2', '1'],
+    ['9007199254740993.000', '9007199254740993'],
+    ['9223372036854775807.0', '9223372036854775807'],
+    ['922337203685477580.7e1', '9223372036854775807'],
+  ])('takes categoryId %s as the integer it is exactly: %s', async (written, integer) => {
+    const { key } = await server().createKey();
+    const res = await call(server(), 'POST', '/v1/pets', {
+      key,
+      rawBody: `{"name":"Exact","categoryId":${written}}`,
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(res.status).toBe(201);
+    expect(res.text).toContain(`"categoryId":${integer}}`);
+    const { id } = JSON.parse(res.text) as { id: number };
+    expect((await server().storage.pets.get(BigInt(id)))?.categoryId).toBe(BigInt(integer));
+  });
+
+  it.each([
+    'application/json',
+    'application/json; charset=utf-8',
+    'application/json; charset=UTF-8',
+    'application/json;charset="utf-8"',
+    'Application/JSON; Charset=Utf-8',
+    'application/json ; charset=utf-8 ; version=1',
+    'application/json;',
+  ])('accepts Content-Type %s', async (type) => {
+    const { key } = await server().createKey();
+    const res = await call(server(), 'POST', '/v1/pets', {
+      key,
+      rawBody: '{"name":"Zoë 🐕","categoryId":1}',
+      headers: { 'content-type': type },
+    });
+    expect(res.status).toBe(201);
+    expect((res.body as { name: string }).name).toBe('Zoë 🐕');
+  });
+
   it('assigns increasing ids', async () => {
     const { key } = await server().createKey();
     const ids: number[] = [];

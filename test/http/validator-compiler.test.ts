@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { FastifySchema } from 'fastify';
+import { UnconvertedNumber } from '../../src/http/strict-json.js';
 import { createValidatorCompiler } from '../../src/http/validator-compiler.js';
 
 function compile(schema: Record<string, unknown>, httpPart = 'body') {
@@ -46,5 +47,20 @@ describe('the validator compiler', () => {
     });
     expect(validate({ name: 'a\uD800b' })).toMatchObject({ error: { code: 'invalid_body' } });
     expect(validate({ name: 'a\uD83D\uDC08b' })).toEqual({ value: { name: 'a\uD83D\uDC08b' } });
+  });
+
+  it('refuses a number kept as text where an integer, a string or an object is required', () => {
+    const validate = compile({
+      type: 'object',
+      properties: { n: { type: 'integer', format: 'int64' }, s: { type: 'string' } },
+    });
+    const kept = new UnconvertedNumber('0.99999999999999999');
+    expect(validate({ n: kept })).toMatchObject({
+      error: { code: 'invalid_body', message: expect.stringContaining('n must be an integer') },
+    });
+    expect(validate({ s: kept })).toMatchObject({ error: { message: 's must be a string' } });
+    expect(validate(kept)).toMatchObject({
+      error: { message: 'Request body must be a JSON object' },
+    });
   });
 });

@@ -77,6 +77,11 @@ export const httpErrors = {
       'unsupported_media_type',
       'Send the request body as Content-Type: application/json',
     ),
+  unsupportedCharset: () =>
+    new HttpError(
+      'unsupported_media_type',
+      'Send the request body as UTF-8: Content-Type: application/json, with no charset or charset=utf-8',
+    ),
   keyRateLimited: (limit: number, window: string, retryAfterSeconds: number) =>
     new HttpError(
       'rate_limited',

@@ -1,40 +1,119 @@
 import fp from 'fastify-plugin';
-import { parse as parseLossless } from 'lossless-json';
 import { httpErrors } from '../errors/http-error.js';
+import { JsonSyntaxError, parseStrictJson } from '../strict-json.js';
 
 export const BODY_LIMIT_KIB = 16;
 export const BODY_LIMIT_BYTES = BODY_LIMIT_KIB * 1024;
 
-/** Integers beyond 2^53 become bigint so int64 fields keep every digit; other numbers stay numbers. */
-function parseNumber(text: string): number | bigint {
-  if (/^-?\d+$/.test(text)) {
-    const value = Number(text);
-    return Number.isSafeInteger(value) ? value : BigInt(text);
+/** Fatal: a byte sequence that is not UTF-8 is refused, never replaced by U+FFFD and stored. */
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * Where the first ill-formed UTF-8 sequence starts (Unicode Table 3-7), or -1. Only for the
+ * message: the decoder above decides.
+ */
+export function firstInvalidUtf8Byte(bytes: Uint8Array): number {
+  let i = 0;
+  while (i < bytes.length) {
+    const lead = bytes[i] ?? 0;
+    if (lead < 0x80) {
+      i++;
+      continue;
+    }
+    // The range of the second byte depends on the lead (no overlongs, surrogates or > U+10FFFF).
+    let length: number;
+    let low = 0x80;
+    let high = 0xbf;
+    if (lead >= 0xc2 && lead <= 0xdf) length = 2;
+    else if (lead >= 0xe0 && lead <= 0xef) {
+      length = 3;
+      if (lead === 0xe0) low = 0xa0;
+      if (lead === 0xed) high = 0x9f;
+    } else if (lead >= 0xf0 && lead <= 0xf4) {
+      length = 4;
+      if (lead === 0xf0) low = 0x90;
+      if (lead === 0xf4) high = 0x8f;
+    } else return i;
+    for (let k = 1; k < length; k++) {
+      const next = bytes[i + k];
+      if (next === undefined || next < (k === 1 ? low : 0x80) || next > (k === 1 ? high : 0xbf)) {
+        return i;
+      }
+    }
+    i += length;
   }
-  return Number(text);
+  return -1;
 }
 
-/** Parses JSON request bodies without rounding large integers. */
-export function parseJsonBody(text: string): unknown {
+/** Content-Type parameters (RFC 9110 §5.6.6): `; name=value`, the value a token or quoted. */
+const PARAMETER =
+  /[ \t]*;[ \t]*(?:([!#$%&'*+.^_`|~0-9A-Za-z-]+)=([!#$%&'*+.^_`|~0-9A-Za-z-]+|"(?:[^"\\]|\\.)*"))?/y;
+
+/**
+ * Whether a Content-Type that Fastify matched to application/json says the body is UTF-8: no
+ * charset, or charset=utf-8 in any case, quoted or not. RFC 8259 §8.1 makes UTF-8 the only
+ * encoding of JSON between systems; any other charset, or parameters we cannot read (so cannot
+ * tell the charset), is a 415 rather than a body decoded as something it is not.
+ */
+export function isUtf8JsonContentType(contentType: string): boolean {
+  const start = contentType.indexOf(';');
+  if (start === -1) return true;
+  const parameters = contentType.slice(start);
+  PARAMETER.lastIndex = 0;
+  while (PARAMETER.lastIndex < parameters.length) {
+    const from = PARAMETER.lastIndex;
+    const match = PARAMETER.exec(parameters);
+    // What follows the last parameter may only be white space.
+    if (match === null) return /^[ \t]*$/.test(parameters.slice(from));
+    const [, name, value] = match;
+    if (name?.toLowerCase() === 'charset') {
+      const charset = value?.startsWith('"') ? value.slice(1, -1).replace(/\\(.)/g, '$1') : value;
+      if (charset?.toLowerCase() !== 'utf-8') return false;
+    }
+  }
+  return true;
+}
+
+/** The body's bytes as JSON: UTF-8 only, parsed by the one strict parser (src/http/strict-json.ts). */
+export function parseJsonBody(bytes: Uint8Array): unknown {
+  if (bytes.length === 0) throw httpErrors.emptyJson();
+  // RFC 8259 §8.1: senders MUST NOT add a byte order mark, parsers MAY ignore one. We refuse it,
+  // as JSON.parse does: a body means one thing to every JSON reader, ours included.
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) {
+    throw httpErrors.invalidJson(
+      'it starts with a byte order mark (EF BB BF); send UTF-8 without one',
+    );
+  }
+  let text: string;
   try {
-    // JSON.parse is several times faster; only a run of 16+ digits can hold an unsafe integer.
-    return /\d{16}/.test(text) ? parseLossless(text, null, parseNumber) : JSON.parse(text);
+    text = utf8.decode(bytes);
+  } catch {
+    throw httpErrors.invalidJson(
+      `it is not valid UTF-8 at byte ${firstInvalidUtf8Byte(bytes)}; send the body as UTF-8`,
+    );
+  }
+  try {
+    return parseStrictJson(text);
   } catch (error) {
-    const detail = error instanceof Error ? error.message.replace(/\s+/g, ' ') : 'invalid JSON';
-    throw httpErrors.invalidJson(detail);
+    // Anything else is our bug: the error handler answers 500 without showing it.
+    if (error instanceof JsonSyntaxError) throw httpErrors.invalidJson(error.message);
+    throw error;
   }
 }
 
-/** application/json is the only body this API takes; anything else is a 415. */
+/** application/json in UTF-8 is the only body this API takes; anything else is a 415. */
 export const jsonBodyPlugin = fp(
   async (app) => {
     app.removeAllContentTypeParsers();
     app.addContentTypeParser(
       'application/json',
-      { parseAs: 'string', bodyLimit: BODY_LIMIT_BYTES },
-      (_request, body, done) => {
+      { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES },
+      (request, body, done) => {
         try {
-          done(null, parseJsonBody(body as string));
+          if (!isUtf8JsonContentType(request.headers['content-type'] ?? '')) {
+            throw httpErrors.unsupportedCharset();
+          }
+          done(null, parseJsonBody(body as Buffer));
         } catch (error) {
           done(error as Error, undefined);
         }
