@@ -15,6 +15,7 @@ import type { Dependency } from '../domain/ports.js';
 import type { RateLimiter } from '../domain/rate-limits/rate-limiter.js';
 import { createAddressGuard, createApiKeyGuard, type Guard } from './api-key-guard.js';
 import { ErrorSchema } from './errors/error.schema.js';
+import { apiServerFactory, refusalWarnings } from './http-server.js';
 import { handleError } from './errors/error-handler.js';
 import { httpErrors } from './errors/http-error.js';
 import { docsPlugin } from './plugins/docs.plugin.js';
@@ -54,8 +55,6 @@ export const LOG_REDACT = {
 
 const SHARED_SCHEMAS = [PetStatusSchema, NewPetSchema, PetSchema, PetsSchema, ErrorSchema];
 
-export const TIMEOUTS = { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 72_000 } as const;
-
 /** A hop count means: trust that many proxies nearest to us (what proxy-addr does with a number). */
 function trustProxyOption(
   value: Config['trustProxy'],
@@ -73,13 +72,19 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     metrics,
     keyPrefix: KEY_PREFIX[config.environment],
   });
+  const warnRefused = refusalWarnings();
   const app = Fastify({
+    serverFactory: apiServerFactory({
+      limits: config.connections,
+      onRefused: (cap, address) => {
+        metrics.connectionsRefused.inc({ cap });
+        warnRefused(app.log, cap, address);
+      },
+    }),
     logger: deps.log ? { ...deps.log, redact: LOG_REDACT } : false,
     genReqId: genRequestId,
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
     bodyLimit: BODY_LIMIT_BYTES,
-    requestTimeout: TIMEOUTS.requestMs,
-    keepAliveTimeout: TIMEOUTS.keepAliveMs,
     trustProxy: trustProxyOption(config.trustProxy),
     // Errors raised before routing (a path that is not valid percent-encoding) still get the Error
     // body, and under /v1 the same authentication and counting as every other request.
@@ -88,7 +93,6 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     },
   });
   app.decorateRequest('apiKey', undefined);
-  app.server.headersTimeout = TIMEOUTS.headersMs;
 
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   app.setValidatorCompiler(createValidatorCompiler(SHARED_SCHEMAS as JsonSchema[]));
