@@ -15,13 +15,14 @@ import type { Dependency } from '../domain/ports.js';
 import type { RateLimiter } from '../domain/rate-limits/rate-limiter.js';
 import { createAddressGuard, createApiKeyGuard, type Guard } from './api-key-guard.js';
 import { ErrorSchema } from './errors/error.schema.js';
-import { apiServerFactory, refusalWarnings } from './http-server.js';
+import { answerClientError, apiServerFactory, refusalWarnings } from './http-server.js';
 import { handleError } from './errors/error-handler.js';
 import { httpErrors } from './errors/http-error.js';
 import { docsPlugin } from './plugins/docs.plugin.js';
 import { BODY_LIMIT_BYTES, jsonBodyPlugin } from './plugins/json-body.plugin.js';
 import { createMetrics, metricsPlugin } from './plugins/metrics.plugin.js';
 import { openApiPlugin } from './plugins/openapi.plugin.js';
+import { hostHeaderPlugin } from './plugins/host-header.plugin.js';
 import { genRequestId, requestIdPlugin } from './plugins/request-id.plugin.js';
 import { RATE_LIMIT_HEADER_NAMES } from './rate-limit-headers.js';
 import { registerHealth } from './routes/health.route.js';
@@ -91,6 +92,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     frameworkErrors: (error, request, reply) => {
       void answerFrameworkError(error, request, reply, guard);
     },
+    // What Node refuses before Fastify sees a request (bad framing, big headers, timeouts).
+    // Fastify calls it bound to the instance.
+    clientErrorHandler: function (this: FastifyInstance, error, socket) {
+      answerClientError(error, socket, this.log);
+    },
   });
   app.decorateRequest('apiKey', undefined);
 
@@ -108,6 +114,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     // page's own asset requests to https would break it there.
     contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } },
   });
+  await app.register(hostHeaderPlugin);
   if (config.corsOrigins.length > 0) {
     await app.register(cors, {
       origin: [...config.corsOrigins],

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectErrorContract } from '../helpers/error-contract.js';
 import { rawConnect, type RawConnection } from '../helpers/raw-http.js';
 import { useServer } from '../helpers/test-server.js';
 
@@ -42,7 +43,9 @@ describe.concurrent('request timeouts', () => {
     const { afterMs } = await connection.closed;
     expect(afterMs).toBeGreaterThanOrEqual(9_900);
     expect(afterMs).toBeLessThan(11_000);
-    expect((await connection.response(0)).status).toBe(408);
+    const res = await connection.response(0);
+    expectErrorContract(res, 'request_timeout', 408);
+    expect(JSON.parse(res.body)).toMatchObject({ message: expect.stringContaining('10 seconds') });
   }, 20_000);
 
   it('closes a connection that sends nothing after 10 s', async () => {
@@ -61,6 +64,8 @@ describe.concurrent('request timeouts', () => {
     const { afterMs } = await connection.closed;
     expect(afterMs).toBeGreaterThanOrEqual(29_900);
     expect(afterMs).toBeLessThan(31_000);
-    expect((await connection.response(0)).status).toBe(408);
+    const res = await connection.response(0);
+    expectErrorContract(res, 'request_timeout', 408);
+    expect(JSON.parse(res.body)).toMatchObject({ message: expect.stringContaining('30 seconds') });
   }, 40_000);
 });

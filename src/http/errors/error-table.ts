@@ -20,7 +20,7 @@ interface TableEntry<C extends ErrorCode> {
 export const ERRORS: { readonly [C in ErrorCode]: TableEntry<C> } = {
   bad_request: {
     status: 400,
-    when: 'The HTTP request itself is malformed (e.g. a wrong Content-Length).',
+    when: 'The HTTP request itself is malformed (e.g. a wrong Content-Length, no Host header).',
     example: httpErrors.badPath(),
   },
   invalid_json: {
@@ -57,6 +57,11 @@ export const ERRORS: { readonly [C in ErrorCode]: TableEntry<C> } = {
     when: 'The path exists, but not for that method; Allow lists the methods.',
     example: httpErrors.methodNotAllowed('DELETE', ['GET', 'HEAD']),
   },
+  request_timeout: {
+    status: 408,
+    when: 'The headers took over 10 s to arrive, or the whole request over 30 s; the connection is closed.',
+    example: httpErrors.requestTimeout('headers', 10),
+  },
   idempotency_key_in_use: {
     status: 409,
     when: 'A request with the same Idempotency-Key is still running.',
@@ -91,6 +96,11 @@ export const ERRORS: { readonly [C in ErrorCode]: TableEntry<C> } = {
     status: 429,
     when: 'The key kept sending after 429s and is banned for a while.',
     example: httpErrors.apiKeyBanned(900),
+  },
+  headers_too_large: {
+    status: 431,
+    when: 'The request line and headers are over 16 KiB (a long path or big headers).',
+    example: httpErrors.headersTooLarge(16),
   },
   internal_error: {
     status: 500,
