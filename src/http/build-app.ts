@@ -82,6 +82,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         warnRefused(app.log, cap, address);
       },
     }),
+    // While closing, a request that still reaches a route (on a connection kept open to finish
+    // one in flight) is served normally, with Connection: close, rather than Fastify's own 503.
+    return503OnClosing: false,
     logger: deps.log ? { ...deps.log, redact: LOG_REDACT } : false,
     genReqId: genRequestId,
     logController: new LogController({ requestIdLogLabel: 'requestId' }),

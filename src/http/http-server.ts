@@ -67,6 +67,7 @@ export class ApiServer extends Server {
   readonly #onRefused: ApiServerOptions['onRefused'];
   /** Open connections by address bucket. */
   readonly #perAddress = new Map<string, number>();
+  readonly #open = new Set<Socket>();
 
   constructor(handler: Handler, options: ApiServerOptions) {
     super({
@@ -109,11 +110,34 @@ export class ApiServer extends Server {
     }
     this.#perAddress.set(bucket, open + 1);
     connections.set(socket, { inFlight: new Map(), latest: undefined, closing: false });
+    this.#open.add(socket);
     socket.once('close', () => {
+      this.#open.delete(socket);
       const left = (this.#perAddress.get(bucket) ?? 1) - 1;
       if (left > 0) this.#perAddress.set(bucket, left);
       else this.#perAddress.delete(bucket);
     });
+  }
+
+  /**
+   * Stops accepting and drains (Fastify's close and SIGTERM come here): a connection with no request
+   * in flight, idle or still sending headers, is closed at once; one whose request is in flight is
+   * answered with Connection: close and closed after it, taking no request pipelined behind it
+   * (RFC 9112 9.6: the client retries those elsewhere). The callback runs once all are closed.
+   */
+  override close(callback?: (error?: Error) => void): this {
+    for (const socket of this.#open) {
+      const connection = connections.get(socket);
+      if (connection === undefined || connection.inFlight.size === 0) {
+        socket.destroy();
+        continue;
+      }
+      connection.closing = true;
+      for (const response of connection.inFlight.keys()) {
+        if (!response.headersSent) response.setHeader('connection', 'close');
+      }
+    }
+    return super.close(callback);
   }
 
   #serve(request: IncomingMessage, response: ServerResponse, handler: Handler): void {
