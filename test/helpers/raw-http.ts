@@ -25,12 +25,13 @@ export function portOf(url: string): number {
 
 /**
  * Opens a TCP connection to the server, optionally from another loopback address (127.0.0.2, ...,
- * all routed to 127.0.0.1 on Linux), and writes `payload` once connected. Nothing here retries.
+ * all routed to 127.0.0.1 on Linux), and writes `payload` once connected. With allowHalfOpen the
+ * client can keep sending after the server ended its side. Nothing here retries.
  */
 export async function rawConnect(
   url: string,
   payload = '',
-  options: { localAddress?: string } = {},
+  options: { localAddress?: string; allowHalfOpen?: boolean } = {},
 ): Promise<RawConnection> {
   const socket = connect({ port: portOf(url), host: '127.0.0.1', ...options });
   const started = Date.now();

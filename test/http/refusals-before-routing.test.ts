@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { expectErrorContract } from '../helpers/error-contract.js';
 import { parseResponse, rawConnect, rawRequest } from '../helpers/raw-http.js';
-import { useServer } from '../helpers/test-server.js';
+import { startServer, useServer } from '../helpers/test-server.js';
 
 const server = useServer();
 let key = '';
@@ -41,6 +41,38 @@ describe('requests Node refuses before routing', () => {
     );
     expectErrorContract(res, 'bad_request', 400);
     expect(res.headers.connection).toBe('close');
+  });
+
+  it('keeps reading for a moment after a refusal, so a client still sending gets no reset', async () => {
+    const connection = await rawConnect(server().url, 'HELLO\r\n\r\n', { allowHalfOpen: true });
+    let error: string | undefined;
+    connection.socket.on('error', (e: NodeJS.ErrnoException) => (error = e.code));
+    expect((await connection.response()).status).toBe(400);
+    await connection.closed; // the server's FIN: its side is done writing
+    for (let i = 0; i < 5; i++) {
+      connection.socket.write(`X-more: ${i}\r\n`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(error).toBeUndefined();
+    connection.socket.destroy();
+  });
+
+  it('gives a refusal of a request under way the X-Request-Id its log lines carry', async () => {
+    const logLines: string[] = [];
+    const logged = await startServer({ logLines });
+    try {
+      const { key: loggedKey } = await logged.createKey();
+      const res = await rawRequest(
+        logged.url,
+        `${POST}Authorization: Bearer ${loggedKey}\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n`,
+      );
+      const id = res.headers['x-request-id'];
+      const lines = logLines.map((line) => JSON.parse(line) as { requestId?: string; msg: string });
+      expect(lines.find((line) => line.msg === 'incoming request')?.requestId).toBe(id);
+      expect(lines.find((line) => line.msg.includes('not valid HTTP/1.1'))?.requestId).toBe(id);
+    } finally {
+      await logged.close();
+    }
   });
 
   it('answers the requests before a malformed one pipelined behind them, then closes', async () => {

@@ -90,17 +90,22 @@ describe('stopping the server process', () => {
     expect(await closesWithin(inFlight, 0)).toBe(false);
 
     // The rest of the body, and a second request pipelined behind it on the same connection.
-    inFlight.socket.write(`${body.slice(10)}GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n`);
+    inFlight.socket.write(
+      `${body.slice(10)}GET /pipelined-after-sigterm HTTP/1.1\r\nHost: x\r\n\r\n`,
+    );
     const answer = await inFlight.response();
     expect(answer.status).toBe(201);
     expect(answer.headers.connection).toBe('close');
     const closed = await inFlight.closed;
     expect(closed.error).toBeUndefined();
-    // Connection: close means the request behind it was not taken (RFC 9112 9.6): one answer only.
+    // Connection: close means the request behind it is not taken (RFC 9112 9.6): it is neither
+    // answered nor run (its route would never log it).
     expect(inFlight.received().match(/HTTP\/1\.1 /g)).toHaveLength(1);
     expect(await server.exited).toBe(0);
     expect(Date.now() - sent).toBeLessThan(2_000);
     expect(parseResponse(inFlight.received())?.body).toContain('Finished after SIGTERM');
+    expect(server.output()).toContain('"url":"/v1/pets"');
+    expect(server.output()).not.toContain('/pipelined-after-sigterm');
   });
 
   it('closes requests still in flight after 10 s and exits 1', async () => {
