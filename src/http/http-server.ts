@@ -46,8 +46,10 @@ interface Connection {
   readonly inFlight: Map<ServerResponse, IncomingMessage>;
   /** The last request whose headers arrived: its body may still be arriving. */
   latest: IncomingMessage | undefined;
-  /** Serve nothing more: close once the responses in flight are done. */
+  /** Serve nothing more: close once the responses in flight are done (a refusal, or a drain). */
   closing: boolean;
+  /** A client error was dealt with: later ones on this connection (a parser stuck in error) are not. */
+  refused: boolean;
 }
 
 const connections = new WeakMap<Socket, Connection>();
@@ -109,7 +111,12 @@ export class ApiServer extends Server {
       return;
     }
     this.#perAddress.set(bucket, open + 1);
-    connections.set(socket, { inFlight: new Map(), latest: undefined, closing: false });
+    connections.set(socket, {
+      inFlight: new Map(),
+      latest: undefined,
+      closing: false,
+      refused: false,
+    });
     this.#open.add(socket);
     socket.once('close', () => {
       this.#open.delete(socket);
@@ -145,8 +152,8 @@ export class ApiServer extends Server {
     const connection = connections.get(socket);
     if (connection === undefined) return handler(request, response);
     if (connection.closing) {
-      // The connection refused something already: this request is not served. Responses still
-      // in flight end with Connection: close, and Node drops the ones queued behind them.
+      // Refused or draining: this request is not served. Responses still in flight end with
+      // Connection: close, and Node drops the ones queued behind them.
       if (connection.inFlight.size === 0) socket.destroy();
       return;
     }
@@ -183,13 +190,16 @@ export function answerClientError(
   log: FastifyBaseLogger,
 ): void {
   const connection = connections.get(socket);
-  if (error.code === 'ECONNRESET' || socket.destroyed || connection?.closing) return;
+  if (error.code === 'ECONNRESET' || socket.destroyed || connection?.refused) return;
   const inFlight = connection ? [...connection.inFlight] : [];
   if (!socket.writable || inFlight.some(([response]) => response.headersSent)) {
     socket.destroy(); // an answer is under way: nothing else can be written in its place
     return;
   }
-  if (connection) connection.closing = true;
+  if (connection) {
+    connection.refused = true;
+    connection.closing = true;
+  }
   const latest = connection?.latest;
   const receiving = latest !== undefined && !latest.complete ? latest : undefined;
   const [first] = inFlight;

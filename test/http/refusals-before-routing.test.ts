@@ -106,6 +106,14 @@ describe('requests Node refuses before routing', () => {
     expect(JSON.parse(res.body)).toMatchObject({ message: expect.stringContaining('Host') });
   });
 
+  it('serves a request whose Expect it does not know, instead of a bare 417', async () => {
+    const res = await rawRequest(
+      server().url,
+      'GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nConnection: close\r\n\r\n',
+    );
+    expect(res.status).toBe(200);
+  });
+
   it('serves an HTTP/1.0 request without Host, which needs none', async () => {
     const res = await rawRequest(server().url, 'GET /healthz HTTP/1.0\r\n\r\n');
     expect(res.status).toBe(200);

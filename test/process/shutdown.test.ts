@@ -79,6 +79,11 @@ describe('stopping the server process', () => {
       `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n` +
         `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
     );
+    const chunked = await open(
+      server,
+      `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n` +
+        'Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n',
+    );
     await new Promise((r) => setTimeout(r, 200));
 
     server.child.kill('SIGTERM');
@@ -88,6 +93,12 @@ describe('stopping the server process', () => {
     await new Promise((r) => setTimeout(r, 200));
     expect(await refusesConnections(server.url)).toBe(true);
     expect(await closesWithin(inFlight, 0)).toBe(false);
+
+    // A body that turns out malformed while draining is refused as at any other time.
+    chunked.socket.write('zz\r\n');
+    const refused = await chunked.response();
+    expect(refused.status).toBe(400);
+    expect(refused.headers.connection).toBe('close');
 
     // The rest of the body, and a second request pipelined behind it on the same connection.
     inFlight.socket.write(
