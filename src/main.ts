@@ -40,21 +40,26 @@ async function main(): Promise<void> {
     );
   }
 
+  // Stop accepting, close idle and half-sent connections at once, finish in-flight requests
+  // (src/http/http-server.ts), then close storage. Requests still running after the grace period
+  // lose their connections and the exit status is 1.
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     app.log.info({ signal }, 'stopping: finishing in-flight requests');
+    let forced = false;
     const force = setTimeout(() => {
-      app.log.error('in-flight requests did not finish in time; closing anyway');
-      void services.close().finally(() => process.exit(1));
+      forced = true;
+      app.log.error('in-flight requests did not finish in time; closing their connections');
+      app.server.closeAllConnections();
     }, SHUTDOWN_GRACE_MS);
     force.unref();
     try {
       await app.close();
       await services.close();
       app.log.info('stopped');
-      process.exitCode = 0;
+      process.exitCode = forced ? 1 : 0;
     } catch (error) {
       app.log.error({ err: error }, 'shutdown failed');
       process.exitCode = 1;

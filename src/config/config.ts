@@ -23,6 +23,19 @@ export interface RedisConfig {
 }
 export type TrustProxy = boolean | number | string;
 
+/** Open connections at most; past either cap a new connection is closed at once. */
+export interface ConnectionLimits {
+  /** In all (MAX_CONNECTIONS): keep it under the process's open-file limit (ulimit -n). */
+  readonly total: number;
+  /**
+   * From one client address (MAX_CONNECTIONS_PER_ADDRESS; IPv6 by /64), so a few addresses holding
+   * half-open connections cannot take every slot. It is the socket's address: behind a proxy every
+   * connection comes from the proxy, so there set it to MAX_CONNECTIONS (the proxy then holds the
+   * clients' slow connections, and TRUST_PROXY rate-limits them by X-Forwarded-For).
+   */
+  readonly perAddress: number;
+}
+
 export interface Config {
   readonly port: number;
   readonly host: string;
@@ -32,6 +45,7 @@ export interface Config {
   /** Address clients use, without a trailing slash and without /v1. */
   readonly publicBaseUrl: string;
   readonly trustProxy: TrustProxy;
+  readonly connections: ConnectionLimits;
   readonly banAfter: number;
   readonly banSeconds: number;
   readonly corsOrigins: readonly string[];
@@ -131,6 +145,27 @@ function trustProxy(env: Env): TrustProxy {
   return raw;
 }
 
+/**
+ * The per-address default leaves room for a benchmark's 50-100 keep-alive connections from one
+ * host and for a small proxy pool, while 16 addresses are needed to take every slot of the total.
+ */
+export const DEFAULT_MAX_CONNECTIONS = 4096;
+export const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 256;
+
+function connections(env: Env): ConnectionLimits {
+  const total = integer(env, 'MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS, 1, 1_000_000);
+  return Object.freeze({
+    total,
+    perAddress: integer(
+      env,
+      'MAX_CONNECTIONS_PER_ADDRESS',
+      Math.min(DEFAULT_MAX_CONNECTIONS_PER_ADDRESS, total),
+      1,
+      total,
+    ),
+  });
+}
+
 /** Parses the environment once; throws ConfigError naming the first bad variable. */
 export function loadConfig(env: Env): Config {
   const port = integer(env, 'PORT', 8080, 1, 65535);
@@ -163,6 +198,7 @@ export function loadConfig(env: Env): Config {
     environment: oneOf(env, 'PETSTORE_ENV', ['production', 'staging'] as const, 'production'),
     publicBaseUrl,
     trustProxy: trustProxy(env),
+    connections: connections(env),
     banAfter: integer(env, 'PETSTORE_BAN_AFTER', 10, 1, 1_000_000),
     banSeconds: integer(env, 'PETSTORE_BAN_SECONDS', 900, 1, 31_536_000),
     corsOrigins: Object.freeze(corsOrigins),

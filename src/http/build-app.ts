@@ -16,12 +16,14 @@ import type { Dependency } from '../domain/ports.js';
 import type { RateLimiter } from '../domain/rate-limits/rate-limiter.js';
 import { createAddressGuard, createApiKeyGuard, type Guard } from './api-key-guard.js';
 import { ErrorSchema } from './errors/error.schema.js';
+import { answerClientError, apiServerFactory, refusalWarnings } from './http-server.js';
 import { handleError } from './errors/error-handler.js';
 import { httpErrors } from './errors/http-error.js';
 import { docsPlugin } from './plugins/docs.plugin.js';
 import { BODY_LIMIT_BYTES, jsonBodyPlugin } from './plugins/json-body.plugin.js';
 import { createMetrics, metricsPlugin } from './plugins/metrics.plugin.js';
 import { openApiPlugin } from './plugins/openapi.plugin.js';
+import { hostHeaderPlugin } from './plugins/host-header.plugin.js';
 import { genRequestId, requestIdPlugin } from './plugins/request-id.plugin.js';
 import { RATE_LIMIT_HEADER_NAMES } from './rate-limit-headers.js';
 import { registerHealth } from './routes/health.route.js';
@@ -51,8 +53,6 @@ export interface AppDependencies {
 const GET_HEAD = ['GET', 'HEAD'];
 const SHARED_SCHEMAS = [PetStatusSchema, NewPetSchema, PetSchema, PetsSchema, ErrorSchema];
 
-export const TIMEOUTS = { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 72_000 } as const;
-
 /** A hop count means: trust that many proxies nearest to us (what proxy-addr does with a number). */
 function trustProxyOption(
   value: Config['trustProxy'],
@@ -70,22 +70,35 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     metrics,
     keyPrefix: KEY_PREFIX[config.environment],
   });
+  const warnRefused = refusalWarnings();
   const app = Fastify({
+    serverFactory: apiServerFactory({
+      limits: config.connections,
+      onRefused: (cap, address) => {
+        metrics.connectionsRefused.inc({ cap });
+        warnRefused(app.log, cap, address);
+      },
+    }),
+    // While closing, a request that still reaches a route (on a connection kept open to finish
+    // one in flight) is served normally, with Connection: close, rather than Fastify's own 503.
+    return503OnClosing: false,
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
     genReqId: genRequestId,
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
     bodyLimit: BODY_LIMIT_BYTES,
-    requestTimeout: TIMEOUTS.requestMs,
-    keepAliveTimeout: TIMEOUTS.keepAliveMs,
     trustProxy: trustProxyOption(config.trustProxy),
     // Errors raised before routing (a path that is not valid percent-encoding) still get the Error
     // body, and under /v1 the same authentication and counting as every other request.
     frameworkErrors: (error, request, reply) => {
       void answerFrameworkError(error, request, reply, guard);
     },
+    // What Node refuses before Fastify sees a request (bad framing, big headers, timeouts).
+    // Fastify calls it bound to the instance.
+    clientErrorHandler: function (this: FastifyInstance, error, socket) {
+      answerClientError(error, socket, this.log);
+    },
   });
   app.decorateRequest('apiKey', undefined);
-  app.server.headersTimeout = TIMEOUTS.headersMs;
 
   routeEveryMethod(app);
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
@@ -102,6 +115,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     // page's own asset requests to https would break it there.
     contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } },
   });
+  await app.register(hostHeaderPlugin);
   if (config.corsOrigins.length > 0) {
     await app.register(cors, {
       origin: [...config.corsOrigins],

@@ -12,6 +12,7 @@ describe('loadConfig', () => {
       environment: 'production',
       publicBaseUrl: 'http://127.0.0.1:8080',
       trustProxy: false,
+      connections: { total: 4096, perAddress: 256 },
       banAfter: 10,
       banSeconds: 900,
       corsOrigins: [],
@@ -31,6 +32,8 @@ describe('loadConfig', () => {
       PETSTORE_BAN_AFTER: '3',
       PETSTORE_BAN_SECONDS: '60',
       CORS_ORIGINS: 'https://a.example.com, https://b.example.com',
+      MAX_CONNECTIONS: '1000',
+      MAX_CONNECTIONS_PER_ADDRESS: '1000',
     });
     expect(config).toMatchObject({
       port: 9000,
@@ -49,6 +52,21 @@ describe('loadConfig', () => {
       banAfter: 3,
       banSeconds: 60,
       corsOrigins: ['https://a.example.com', 'https://b.example.com'],
+      connections: { total: 1000, perAddress: 1000 },
+    });
+  });
+
+  // The per-address cap counts the socket's address. 256 leaves a benchmark's 50-100 keep-alive
+  // connections from 127.0.0.1 room, and needs 16 addresses to take all 4096 slots. Behind a proxy
+  // every connection comes from the proxy, so the cap would throttle all clients together: there
+  // set MAX_CONNECTIONS_PER_ADDRESS to MAX_CONNECTIONS, as in the test above.
+  it('caps connections per address below the total, by default and when only the total is set', () => {
+    const { connections } = loadConfig({});
+    expect(connections.perAddress).toBeGreaterThanOrEqual(100);
+    expect(connections.total / connections.perAddress).toBeGreaterThanOrEqual(16);
+    expect(loadConfig({ MAX_CONNECTIONS: '64' }).connections).toEqual({
+      total: 64,
+      perAddress: 64,
     });
   });
 
@@ -80,6 +98,15 @@ describe('loadConfig', () => {
     [
       { DATABASE_URL: 'postgres://x/y', DATABASE_POOL_MAX: '0' },
       'DATABASE_POOL_MAX must be an integer 1-1000 (got "0")',
+    ],
+    [{ MAX_CONNECTIONS: '0' }, 'MAX_CONNECTIONS must be an integer 1-1000000 (got "0")'],
+    [
+      { MAX_CONNECTIONS: '100', MAX_CONNECTIONS_PER_ADDRESS: '101' },
+      'MAX_CONNECTIONS_PER_ADDRESS must be an integer 1-100 (got "101")',
+    ],
+    [
+      { MAX_CONNECTIONS_PER_ADDRESS: 'all' },
+      'MAX_CONNECTIONS_PER_ADDRESS must be an integer 1-4096 (got "all")',
     ],
     [
       { REDIS_URL: 'redis://x', REDIS_KEY_PREFIX: 'a b' },

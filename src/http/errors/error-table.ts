@@ -23,7 +23,7 @@ interface TableEntry<C extends ErrorCode> {
 export const ERRORS: { readonly [C in ErrorCode]: TableEntry<C> } = {
   bad_request: {
     status: 400,
-    when: 'The HTTP request is malformed (e.g. a wrong Content-Length).',
+    when: 'Malformed HTTP, e.g. a wrong Content-Length or no Host.',
     example: httpErrors.badPath(),
   },
   invalid_json: {
@@ -60,6 +60,11 @@ export const ERRORS: { readonly [C in ErrorCode]: TableEntry<C> } = {
     when: 'The path exists, but not for that method (see Allow).',
     example: httpErrors.methodNotAllowed('DELETE', ['GET', 'HEAD']),
   },
+  request_timeout: {
+    status: 408,
+    when: 'The headers took over 10 s, or the whole request over 30 s.',
+    example: httpErrors.requestTimeout('headers', 10),
+  },
   idempotency_key_in_use: {
     status: 409,
     when: 'A request with the same Idempotency-Key is still running.',
@@ -94,6 +99,11 @@ export const ERRORS: { readonly [C in ErrorCode]: TableEntry<C> } = {
     status: 429,
     when: 'The key kept sending after 429s and is banned for a while.',
     example: httpErrors.apiKeyBanned(900),
+  },
+  headers_too_large: {
+    status: 431,
+    when: 'The request line and headers are over 16 KiB.',
+    example: httpErrors.headersTooLarge(16),
   },
   internal_error: {
     status: 500,

@@ -7,8 +7,10 @@ export type HttpErrorCode =
   | 'invalid_body'
   | 'unauthorized'
   | 'method_not_allowed'
+  | 'request_timeout'
   | 'payload_too_large'
   | 'unsupported_media_type'
+  | 'headers_too_large'
   | 'rate_limited'
   | 'api_key_banned'
   | 'internal_error'
@@ -41,6 +43,23 @@ export const httpErrors = {
   badContentLength: () =>
     new HttpError('bad_request', 'Content-Length does not match the body sent'),
   badRequest: () => new HttpError('bad_request', 'The request could not be understood'),
+  /** `reason` is the HTTP parser's own words (e.g. "Invalid header value char"), never the input. */
+  badFraming: (reason: string) =>
+    new HttpError('bad_request', `The request is not valid HTTP/1.1: ${reason}`),
+  missingHost: () =>
+    new HttpError('bad_request', 'An HTTP/1.1 request must carry a Host header (RFC 9112)'),
+  requestTimeout: (part: 'headers' | 'request', seconds: number) =>
+    new HttpError(
+      'request_timeout',
+      part === 'headers'
+        ? `The request headers did not arrive within ${seconds} seconds`
+        : `The whole request did not arrive within ${seconds} seconds`,
+    ),
+  headersTooLarge: (limitKiB: number) =>
+    new HttpError(
+      'headers_too_large',
+      `The request line and headers are larger than ${limitKiB} KiB; send a shorter path or fewer headers`,
+    ),
   invalidJson: (detail: string) =>
     new HttpError('invalid_json', `Request body is not valid JSON: ${detail}`),
   emptyJson: () => new HttpError('invalid_json', 'Request body is empty; send a JSON object'),

@@ -10,6 +10,7 @@ export interface Metrics {
   readonly rateLimited: Counter<'code'>;
   readonly bans: Counter;
   readonly deprecatedCalls: Counter<'operation' | 'key_id'>;
+  readonly connectionsRefused: Counter<'cap'>;
 }
 
 export function createMetrics(): Metrics {
@@ -45,6 +46,12 @@ export function createMetrics(): Metrics {
       name: 'petstore_deprecated_operation_calls_total',
       help: 'Calls to deprecated operations by API key id: who must migrate before the sunset',
       labelNames: ['operation', 'key_id'],
+      registers: [registry],
+    }),
+    connectionsRefused: new Counter({
+      name: 'petstore_connections_refused_total',
+      help: 'Connections closed at once for being over a cap (total: MAX_CONNECTIONS, per_address: MAX_CONNECTIONS_PER_ADDRESS)',
+      labelNames: ['cap'],
       registers: [registry],
     }),
   };

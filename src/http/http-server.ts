@@ -1,0 +1,301 @@
+import { randomUUID } from 'node:crypto';
+import {
+  type IncomingMessage,
+  maxHeaderSize,
+  Server,
+  type ServerResponse,
+  STATUS_CODES,
+} from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyBaseLogger, FastifyServerFactory } from 'fastify';
+import type { ConnectionLimits } from '../config/config.js';
+import { addressBucket } from '../domain/rate-limits/client-address.js';
+import { errorBody } from './errors/error-table.js';
+import { type HttpError, httpErrors } from './errors/http-error.js';
+import { genRequestId } from './plugins/request-id.plugin.js';
+
+/** Headers within 10 s, the whole request within 30 s; idle keep-alive connections for 72 s. */
+export const TIMEOUTS = {
+  headersMs: 10_000,
+  requestMs: 30_000,
+  keepAliveMs: 72_000,
+  /**
+   * How often Node looks for connections past the headers or request timeout. Its default, 30 s,
+   * let a trickled header live 10-40 s and a trickled body 30-60 s; every 500 ms a limit holds
+   * within half a second. The check walks only connections with a request in progress.
+   */
+  checkEveryMs: 500,
+} as const;
+
+/** After a refusal written straight to the socket, how long the connection still reads (see linger). */
+const LINGER_MS = 1_000;
+
+export type ConnectionCap = 'total' | 'per_address';
+
+export interface ApiServerOptions {
+  readonly limits: ConnectionLimits;
+  /** Told of every connection closed at once for being over a cap. */
+  readonly onRefused: (cap: ConnectionCap, address: string) => void;
+}
+
+type Handler = (request: IncomingMessage, response: ServerResponse) => void;
+
+/** What the server knows of one open connection. */
+interface Connection {
+  /** Requests whose headers arrived and whose response is not done: several when pipelined. */
+  readonly inFlight: Map<ServerResponse, IncomingMessage>;
+  /** The last request whose headers arrived: its body may still be arriving. */
+  latest: IncomingMessage | undefined;
+  /** Serve nothing more: close once the responses in flight are done (a refusal, or a drain). */
+  closing: boolean;
+  /** A client error was dealt with: later ones on this connection (a parser stuck in error) are not. */
+  refused: boolean;
+}
+
+const connections = new WeakMap<Socket, Connection>();
+
+/**
+ * The HTTP server under Fastify: Node's http.Server with the service's connection caps, timeouts
+ * checked often enough to hold, and every refusal made before routing answered with the Error body.
+ *
+ * Over MAX_CONNECTIONS, Node itself closes a new connection before any byte is read
+ * (`maxConnections`, reported as 'drop'). Over MAX_CONNECTIONS_PER_ADDRESS for its address (IPv6 by
+ * /64, as the rate limits count), a new connection is destroyed as soon as it is accepted. Either
+ * way the refusal costs nothing and is immediate, so a few addresses holding half-open connections
+ * cannot take every slot and lock others out until the headers timeout sweeps them.
+ */
+export class ApiServer extends Server {
+  readonly #limits: ConnectionLimits;
+  readonly #onRefused: ApiServerOptions['onRefused'];
+  /** Open connections by address bucket. */
+  readonly #perAddress = new Map<string, number>();
+  readonly #open = new Set<Socket>();
+
+  constructor(handler: Handler, options: ApiServerOptions) {
+    super({
+      headersTimeout: TIMEOUTS.headersMs,
+      requestTimeout: TIMEOUTS.requestMs,
+      connectionsCheckingInterval: TIMEOUTS.checkEveryMs,
+      // Node's own refusal of a missing Host is a bare 400; the app answers it with the Error body.
+      requireHostHeader: false,
+    });
+    this.keepAliveTimeout = TIMEOUTS.keepAliveMs;
+    this.#limits = options.limits;
+    this.#onRefused = options.onRefused;
+    this.maxConnections = options.limits.total;
+    this.on('drop', (data?: { remoteAddress?: string }) =>
+      this.#onRefused('total', data?.remoteAddress ?? 'unknown'),
+    );
+    this.on('connection', (socket: Socket) => this.#admit(socket));
+    this.on('request', (request: IncomingMessage, response: ServerResponse) =>
+      this.#serve(request, response, handler),
+    );
+    // An Expect other than 100-continue: Node would answer a bare 417. RFC 9110 lets a server
+    // ignore an expectation it does not know, so the request is served like any other.
+    this.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) =>
+      this.#serve(request, response, handler),
+    );
+  }
+
+  #admit(socket: Socket): void {
+    // http.Server's own 'connection' listener ran first; destroying here also frees its parser.
+    if (socket.remoteAddress === undefined) {
+      socket.destroy(); // already gone
+      return;
+    }
+    const bucket = addressBucket(socket.remoteAddress);
+    const open = this.#perAddress.get(bucket) ?? 0;
+    if (open >= this.#limits.perAddress) {
+      socket.destroy();
+      this.#onRefused('per_address', bucket);
+      return;
+    }
+    this.#perAddress.set(bucket, open + 1);
+    connections.set(socket, {
+      inFlight: new Map(),
+      latest: undefined,
+      closing: false,
+      refused: false,
+    });
+    this.#open.add(socket);
+    socket.once('close', () => {
+      this.#open.delete(socket);
+      const left = (this.#perAddress.get(bucket) ?? 1) - 1;
+      if (left > 0) this.#perAddress.set(bucket, left);
+      else this.#perAddress.delete(bucket);
+    });
+  }
+
+  /**
+   * Stops accepting and drains (Fastify's close and SIGTERM come here): a connection with no request
+   * in flight, idle or still sending headers, is closed at once; one whose request is in flight is
+   * answered with Connection: close and closed after it, taking no request pipelined behind it
+   * (RFC 9112 9.6: the client retries those elsewhere). The callback runs once all are closed.
+   */
+  override close(callback?: (error?: Error) => void): this {
+    for (const socket of this.#open) {
+      const connection = connections.get(socket);
+      if (connection === undefined || connection.inFlight.size === 0) {
+        socket.destroy();
+        continue;
+      }
+      connection.closing = true;
+      for (const response of connection.inFlight.keys()) {
+        if (!response.headersSent) response.setHeader('connection', 'close');
+      }
+    }
+    return super.close(callback);
+  }
+
+  #serve(request: IncomingMessage, response: ServerResponse, handler: Handler): void {
+    const socket = request.socket;
+    const connection = connections.get(socket);
+    if (connection === undefined) return handler(request, response);
+    if (connection.closing) {
+      // Refused or draining: this request is not served. Responses still in flight end with
+      // Connection: close, and Node drops the ones queued behind them.
+      if (connection.inFlight.size === 0) socket.destroy();
+      return;
+    }
+    connection.inFlight.set(response, request);
+    connection.latest = request;
+    response.once('close', () => {
+      connection.inFlight.delete(response);
+      if (connection.closing && connection.inFlight.size === 0) closeAfterWrites(socket);
+    });
+    handler(request, response);
+  }
+}
+
+/** Fastify's serverFactory option: the app is served by an ApiServer. */
+export function apiServerFactory(options: ApiServerOptions): FastifyServerFactory {
+  return (handler) => new ApiServer(handler, options);
+}
+
+/** What Node reports on 'clientError': a parse error (HPE_*), a timeout, a reset. */
+export interface ClientError extends Error {
+  code?: string;
+  /** The HTTP parser's description of a parse error. */
+  reason?: string;
+}
+
+/**
+ * Fastify's clientErrorHandler option: answers what Node refuses before any route sees it (bad
+ * framing, headers over 16 KiB, the headers or request timeout) with the Error body, or closes the
+ * connection when no answer can be written in its place.
+ */
+export function answerClientError(
+  error: ClientError,
+  socket: Socket,
+  log: FastifyBaseLogger,
+): void {
+  const connection = connections.get(socket);
+  if (error.code === 'ECONNRESET' || socket.destroyed || connection?.refused) return;
+  const inFlight = connection ? [...connection.inFlight] : [];
+  if (!socket.writable || inFlight.some(([response]) => response.headersSent)) {
+    socket.destroy(); // an answer is under way: nothing else can be written in its place
+    return;
+  }
+  if (connection) {
+    connection.refused = true;
+    connection.closing = true;
+  }
+  const latest = connection?.latest;
+  const receiving = latest !== undefined && !latest.complete ? latest : undefined;
+  const [first] = inFlight;
+  if (receiving !== undefined && !inFlight.some(([, request]) => request === receiving)) {
+    // Already answered (e.g. a 401 before its body arrived): no second answer, just close.
+    linger(socket);
+    return;
+  }
+  if (first !== undefined && first[1] !== receiving) {
+    // The error is in a request pipelined behind ones not yet answered: answer those, then close.
+    for (const [response] of inFlight) response.setHeader('connection', 'close');
+    return;
+  }
+  // The headers never completed, or the request whose body is arriving is the one to answer.
+  const refusal = refusalFor(error, receiving !== undefined);
+  const requestId = receiving ? genRequestId(receiving) : randomUUID();
+  log.info({ requestId, code: refusal.code, cause: error.code }, refusal.message);
+  socket.write(rawErrorResponse(refusal, requestId));
+  if (receiving === undefined) linger(socket);
+  // Its handler is waiting for the body: it must never run, so the connection goes at once.
+  else socket.end(() => socket.destroy());
+}
+
+/**
+ * Ends the connection but reads (and drops) what the client still sends for LINGER_MS before
+ * destroying it: closing with unread data makes TCP send a reset, and the client could lose the
+ * answer. Nothing more is served on it (`closing`).
+ */
+function linger(socket: Socket): void {
+  socket.end();
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+}
+
+function refusalFor(error: ClientError, headersReceived: boolean): HttpError {
+  switch (error.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return httpErrors.headersTooLarge(Math.floor(maxHeaderSize / 1024));
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return headersReceived
+        ? httpErrors.requestTimeout('request', TIMEOUTS.requestMs / 1000)
+        : httpErrors.requestTimeout('headers', TIMEOUTS.headersMs / 1000);
+    default: {
+      // llhttp's fixed descriptions ("Invalid header value char"); anything else is not shown.
+      const reason = /^[\x20-\x7e]{1,100}$/.test(error.reason ?? '') ? error.reason : undefined;
+      return httpErrors.badFraming(reason ?? 'the request could not be parsed');
+    }
+  }
+}
+
+/** The Error body as a whole HTTP/1.1 response, for a socket that has no ServerResponse to use. */
+function rawErrorResponse(refusal: HttpError, requestId: string): string {
+  const body = JSON.stringify(errorBody(refusal));
+  const { status } = errorBody(refusal);
+  return (
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n` +
+    'Content-Type: application/json; charset=utf-8\r\n' +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+    'X-Content-Type-Options: nosniff\r\n' +
+    'Cache-Control: no-store\r\n' +
+    `X-Request-Id: ${requestId}\r\n` +
+    `Date: ${new Date().toUTCString()}\r\n` +
+    'Connection: close\r\n\r\n' +
+    body
+  );
+}
+
+/** Ends the connection once what was written is sent, as Node does after `Connection: close`. */
+function closeAfterWrites(socket: Socket): void {
+  if (socket.destroyed || socket.writableEnded) return;
+  socket.end();
+  socket.once('finish', () => socket.destroy());
+}
+
+/**
+ * Warns of refused connections at most once a minute per cap, with how many were refused since the
+ * last warning: a flood of connections must not become a flood of log lines (the metric counts all).
+ */
+export function refusalWarnings(
+  everyMs = 60_000,
+): (log: FastifyBaseLogger, cap: ConnectionCap, address: string) => void {
+  const pending = new Map<ConnectionCap, { lastAt: number; count: number }>();
+  return (log, cap, address) => {
+    const now = Date.now();
+    const state = pending.get(cap) ?? { lastAt: -Infinity, count: 0 };
+    state.count += 1;
+    pending.set(cap, state);
+    if (now - state.lastAt < everyMs) return;
+    log.warn(
+      { cap, address, refused: state.count },
+      cap === 'total'
+        ? 'connections refused: MAX_CONNECTIONS reached'
+        : 'connections refused: MAX_CONNECTIONS_PER_ADDRESS reached for an address',
+    );
+    state.lastAt = now;
+    state.count = 0;
+  };
+}

@@ -1,0 +1,96 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { closesWithin, rawConnect, type RawConnection, rawRequest } from '../helpers/raw-http.js';
+import { call, useServer } from '../helpers/test-server.js';
+
+// Small caps so the test opens a few dozen connections, not thousands. Each 127.0.0.x is a client
+// address of its own: Linux routes the whole 127/8 to the loopback interface.
+const PER_ADDRESS = 5;
+const TOTAL = 12;
+const server = useServer({
+  env: { MAX_CONNECTIONS: String(TOTAL), MAX_CONNECTIONS_PER_ADDRESS: String(PER_ADDRESS) },
+});
+
+/** Request headers that never finish: a connection the server must hold until its timeout. */
+const HALF_SENT = 'GET /healthz HTTP/1.1\r\nHost: x\r\nX-a: ';
+const HEALTHZ = 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n';
+
+const opened: RawConnection[] = [];
+afterEach(() => {
+  for (const connection of opened.splice(0)) connection.socket.destroy();
+});
+
+async function halfOpen(localAddress: string, count: number): Promise<RawConnection[]> {
+  const connections: RawConnection[] = [];
+  for (let i = 0; i < count; i++) {
+    connections.push(await rawConnect(server().url, HALF_SENT, { localAddress }));
+  }
+  opened.push(...connections);
+  // The server accepts after the handshake the client already saw: give it a moment to count.
+  await new Promise((r) => setTimeout(r, 100));
+  return connections;
+}
+
+describe('connection caps', () => {
+  it('closes at once a connection over the per-address cap, and still serves other addresses in milliseconds', async () => {
+    const held = await halfOpen('127.0.0.2', PER_ADDRESS);
+    const [extra] = await halfOpen('127.0.0.2', 1);
+    if (!extra) throw new Error('not opened');
+
+    expect(await closesWithin(extra, 500)).toBe(true);
+    expect(extra.received()).toBe('');
+    for (const connection of held) expect(await closesWithin(connection, 0)).toBe(false);
+
+    const started = Date.now();
+    const other = await rawRequest(server().url, HEALTHZ, { localAddress: '127.0.0.3' });
+    expect(other.status).toBe(200);
+    expect(Date.now() - started).toBeLessThan(500);
+  });
+
+  it('admits the address again once one of its connections closes', async () => {
+    const [first] = await halfOpen('127.0.0.4', PER_ADDRESS);
+    first?.socket.destroy();
+    await first?.closed;
+    await new Promise((r) => setTimeout(r, 100));
+    const again = await rawRequest(server().url, HEALTHZ, { localAddress: '127.0.0.4' });
+    expect(again.status).toBe(200);
+  });
+
+  it('closes at once a connection over the total cap, whatever its address', async () => {
+    // 127.0.0.5 to .7 hold 12 connections between them: the cap. The next, from .8, is refused.
+    await halfOpen('127.0.0.5', 4);
+    await halfOpen('127.0.0.6', 4);
+    await halfOpen('127.0.0.7', TOTAL - 8);
+    const [extra] = await halfOpen('127.0.0.8', 1);
+    if (!extra) throw new Error('not opened');
+    expect(await closesWithin(extra, 500)).toBe(true);
+    expect(extra.received()).toBe('');
+  });
+
+  it('counts refused connections in metrics, by cap', async () => {
+    await halfOpen('127.0.0.9', PER_ADDRESS + 1); // the last one over the per-address cap
+    await halfOpen('127.0.0.10', PER_ADDRESS);
+    await halfOpen('127.0.0.11', TOTAL - 2 * PER_ADDRESS);
+    await halfOpen('127.0.0.12', 1); // over the total cap
+    for (const connection of opened) connection.socket.destroy();
+    await new Promise((r) => setTimeout(r, 100));
+    const res = await call(server(), 'GET', '/metrics');
+    expect(res.text).toMatch(/petstore_connections_refused_total\{cap="per_address"\} [1-9]/);
+    expect(res.text).toMatch(/petstore_connections_refused_total\{cap="total"\} [1-9]/);
+  });
+});
+
+describe('the default caps', () => {
+  const defaults = useServer();
+
+  it('serve a benchmark of 100 keep-alive connections from one address', async () => {
+    const connections = await Promise.all(
+      Array.from({ length: 100 }, () =>
+        rawConnect(defaults().url, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'),
+      ),
+    );
+    opened.push(...connections);
+    const answers = await Promise.all(connections.map((c) => c.response()));
+    expect(answers.map((a) => a.status)).toEqual(Array<number>(100).fill(200));
+    for (const connection of connections) expect(await closesWithin(connection, 0)).toBe(false);
+  });
+});
