@@ -1,5 +1,4 @@
 import cors from '@fastify/cors';
-import helmet from '@fastify/helmet';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyError,
@@ -25,6 +24,7 @@ import { createMetrics, metricsPlugin } from './plugins/metrics.plugin.js';
 import { openApiPlugin } from './plugins/openapi.plugin.js';
 import { hostHeaderPlugin } from './plugins/host-header.plugin.js';
 import { genRequestId, requestIdPlugin } from './plugins/request-id.plugin.js';
+import { securityHeadersPlugin } from './plugins/security-headers.plugin.js';
 import { RATE_LIMIT_HEADER_NAMES } from './rate-limit-headers.js';
 import { registerHealth } from './routes/health.route.js';
 import { NewPetSchema, PetSchema, PetsSchema, PetStatusSchema } from './routes/pets/pet.schema.js';
@@ -109,12 +109,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   });
   await app.register(jsonBodyPlugin);
   await app.register(requestIdPlugin);
-  await app.register(helmet, {
-    global: true,
-    // The service is often reached over plain http (local, behind a TLS proxy); upgrading the docs
-    // page's own asset requests to https would break it there.
-    contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } },
-  });
+  await app.register(securityHeadersPlugin);
   await app.register(hostHeaderPlugin);
   if (config.corsOrigins.length > 0) {
     await app.register(cors, {

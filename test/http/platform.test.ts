@@ -43,6 +43,25 @@ describe('around the operations', () => {
     expect(replaced.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  it("sends a JSON API's security headers on JSON, and a web page's only on /docs", async () => {
+    const { key } = await server().createKey();
+    const json = await call(server(), 'GET', '/v1/pets', { key });
+    expect(json.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(json.headers.get('content-security-policy')).toBe(
+      "default-src 'none'; frame-ancestors 'none'",
+    );
+    for (const pageHeader of [
+      'cross-origin-opener-policy',
+      'x-dns-prefetch-control',
+      'origin-agent-cluster',
+    ]) {
+      expect(json.headers.get(pageHeader), pageHeader).toBeNull();
+    }
+    const page = await call(server(), 'GET', '/docs');
+    expect(page.headers.get('cross-origin-opener-policy')).toBe('same-origin');
+    expect(page.headers.get('content-security-policy')).toContain("connect-src 'self'");
+  });
+
   it('sends X-Request-Id and security headers on errors too', async () => {
     const res = await call(server(), 'GET', '/v1/pets');
     expect(res.status).toBe(401);

@@ -3,6 +3,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { handleError } from '../errors/error-handler.js';
 import { HttpError, httpErrors } from '../errors/http-error.js';
+import { helmetForPages } from './security-headers.plugin.js';
 
 /**
  * Content-Security-Policy of the docs page and its assets: everything from this server, nothing
@@ -57,6 +58,8 @@ export const docsPlugin = fp(
     // Its own scope, so the error handler below applies to the docs routes only.
     await app.register(async (docs) => {
       docs.setErrorHandler(answerStaticRefusal);
+      // A web page's browser headers, for these routes only; the CSP is the one below.
+      await docs.register(helmetForPages, { contentSecurityPolicy: false });
       await docs.register(swaggerUi, DOCS_OPTIONS);
     });
   },

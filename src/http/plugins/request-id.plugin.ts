@@ -23,8 +23,9 @@ export function genRequestId(request: IncomingMessage): string {
 /** Echoes the request id on every response (Fastify's genReqId option makes it). */
 export const requestIdPlugin = fp(
   async (app) => {
-    app.addHook('onRequest', async (request, reply) => {
+    app.addHook('onRequest', (request, reply, done) => {
       void reply.header('x-request-id', request.id);
+      done();
     });
   },
   { name: 'request-id' },
