@@ -31,6 +31,12 @@ export interface PetStore {
    * claimant stalled).
    */
   createForClaim(input: NewPet, claim: IdempotencyCompletion): Promise<CreateOutcome>;
+  /**
+   * Every pet with an id at or below this that will ever exist is visible now. Where ids are
+   * assigned in commit order (SQLite) that is any id; where they are taken before commit
+   * (PostgreSQL) it lags behind by the longest a transaction can take. Synchronous: no I/O.
+   */
+  settledThrough(): number;
   /** Bulk insert for `petstore seed`, all or nothing; returns how many were inserted. */
   insertMany(inputs: readonly NewPet[]): Promise<number>;
 }

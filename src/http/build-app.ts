@@ -26,6 +26,7 @@ import { hostHeaderPlugin } from './plugins/host-header.plugin.js';
 import { genRequestId, requestIdPlugin } from './plugins/request-id.plugin.js';
 import { securityHeadersPlugin } from './plugins/security-headers.plugin.js';
 import { RATE_LIMIT_HEADER_NAMES } from './rate-limit-headers.js';
+import { ResponseCache } from './response-cache.js';
 import { registerHealth } from './routes/health.route.js';
 import { NewPetSchema, PetSchema, PetsSchema, PetStatusSchema } from './routes/pets/pet.schema.js';
 import { v1Routes } from './routes/v1.routes.js';
@@ -51,6 +52,8 @@ export interface AppDependencies {
 }
 
 const GET_HEAD = ['GET', 'HEAD'];
+/** Serialized bodies kept per process: enough for the hot pages and pets, bounded whatever the data. */
+const RESPONSE_CACHE_BYTES = { pages: 24 * 1024 * 1024, pets: 8 * 1024 * 1024 } as const;
 const SHARED_SCHEMAS = [PetStatusSchema, NewPetSchema, PetSchema, PetsSchema, ErrorSchema];
 
 /** A hop count means: trust that many proxies nearest to us (what proxy-addr does with a number). */
@@ -144,6 +147,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     clock,
     publicBaseUrl: config.publicBaseUrl,
     corsEnabled: config.corsOrigins.length > 0,
+    caches: {
+      pages: new ResponseCache(RESPONSE_CACHE_BYTES.pages),
+      pets: new ResponseCache(RESPONSE_CACHE_BYTES.pets),
+    },
   });
   await app.register(docsPlugin);
   return app;

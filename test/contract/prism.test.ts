@@ -485,7 +485,8 @@ const cases: Case[] = [
     code: 'internal_error',
     what: 'storage fails',
     invalidRequest: false,
-    send: () => failingWith('get', bug, () => get('storage fails', `/pets/${petId}`, { key })),
+    // An id never served, so the answer cannot come from the cache of pets.
+    send: () => failingWith('get', bug, () => get('storage fails', '/pets/424242', { key })),
   },
   {
     operation: 'getPet',
@@ -493,7 +494,7 @@ const cases: Case[] = [
     code: 'unavailable',
     what: 'the database is down',
     invalidRequest: false,
-    send: () => failingWith('get', outage, () => get('storage fails', `/pets/${petId}`, { key })),
+    send: () => failingWith('get', outage, () => get('storage fails', '/pets/424243', { key })),
   },
   {
     // The proxy forwards to the same server, so moving its clock past the sunset is enough.

@@ -51,3 +51,28 @@ describe('PetService.create with an Idempotency-Key', () => {
     await expect(retry.create(rex, scope)).resolves.toMatchObject({ replayed: false });
   });
 });
+
+describe('PetService.list', () => {
+  it('calls a full page final only when the pet after it has settled', async () => {
+    const storage = await createStorage({ kind: 'sqlite', path: ':memory:' }, { migrate: true });
+    try {
+      for (let i = 0; i < 3; i++) await storage.pets.create({ name: `P${i}`, categoryId: 1n });
+      let settled = 0;
+      const pets = new PetService(
+        overlayStorage(storage, { pets: { settledThrough: () => settled } }).pets,
+        storage.idempotency,
+        new TestClock(),
+      );
+      const page = () => pets.list({ limit: 2 });
+      expect((await page()).final).toBe(false);
+      settled = 2;
+      expect((await page()).final).toBe(false);
+      settled = 3;
+      expect((await page()).final).toBe(true);
+      // The last page is never final: more pets may come.
+      expect((await pets.list({ limit: 5 })).final).toBe(false);
+    } finally {
+      await storage.close();
+    }
+  });
+});

@@ -9,6 +9,11 @@ export interface ListPetsResult {
   pets: Pet[];
   /** Present only when more pets exist after this page. */
   nextCursor?: string;
+  /**
+   * True when this page can never change: it is full, and no pet can appear among its ids later
+   * (v1 neither updates nor deletes pets, and every id up to the next page's first has settled).
+   */
+  final: boolean;
 }
 
 export interface CreatePetResult {
@@ -41,10 +46,15 @@ export class PetService {
       limit: query.limit + 1,
       ...(query.status ? { status: query.status } : {}),
     });
-    if (rows.length <= query.limit) return { pets: rows };
+    const next = rows[query.limit];
+    if (next === undefined) return { pets: rows, final: false };
     const pets = rows.slice(0, query.limit);
-    const last = pets[pets.length - 1];
-    return last ? { pets, nextCursor: encodeCursor(last.id, query.status) } : { pets };
+    const last = pets[pets.length - 1] ?? next;
+    return {
+      pets,
+      nextCursor: encodeCursor(last.id, query.status),
+      final: next.id <= this.pets.settledThrough(),
+    };
   }
 
   /**

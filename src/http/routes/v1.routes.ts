@@ -4,6 +4,7 @@ import type { PetService } from '../../domain/pets/pet-service.js';
 import type { Guard } from '../api-key-guard.js';
 import { httpErrors } from '../errors/http-error.js';
 import { refuseOtherMethods } from '../methods.js';
+import type { ResponseCache } from '../response-cache.js';
 import { registerCreatePet } from './pets/create-pet.route.js';
 import { registerGetPet } from './pets/get-pet.route.js';
 import { registerListPets } from './pets/list-pets.route.js';
@@ -16,6 +17,8 @@ export interface V1Dependencies {
   publicBaseUrl: string;
   /** With CORS on, OPTIONS belongs to the preflight handler and is not refused here. */
   corsEnabled: boolean;
+  /** Bodies that never change: full settled pages, and pets. */
+  caches: { pages: ResponseCache; pets: ResponseCache };
 }
 
 /**
@@ -25,9 +28,9 @@ export interface V1Dependencies {
 export async function v1Routes(app: FastifyInstance, deps: V1Dependencies): Promise<void> {
   app.addHook('onRequest', deps.guard);
 
-  registerListPets(app, deps.pets, deps.publicBaseUrl);
+  registerListPets(app, deps.pets, deps.publicBaseUrl, deps.caches.pages);
   registerCreatePet(app, deps.pets);
-  registerGetPet(app, deps.pets, deps.clock, deps.publicBaseUrl);
+  registerGetPet(app, deps.pets, deps.clock, deps.publicBaseUrl, deps.caches.pets);
   // With CORS on, OPTIONS belongs to the preflight handler.
   const keepOptions = deps.corsEnabled;
   refuseOtherMethods(app, '/pets', ['GET', 'HEAD', 'POST'], { keepOptions });

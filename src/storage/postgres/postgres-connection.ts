@@ -25,7 +25,7 @@ const APPLICATION_NAME = 'pet-adoption-service';
  * A transaction left idle this long cannot belong to a request any more (a whole request gets
  * 30 s): the server ends it, so a stalled process does not hold row or advisory locks forever.
  */
-const IDLE_IN_TRANSACTION_TIMEOUT_MS = 30_000;
+export const IDLE_IN_TRANSACTION_TIMEOUT_MS = 30_000;
 
 /**
  * The server's statement_timeout normally answers first (57014, connection kept). The client-side

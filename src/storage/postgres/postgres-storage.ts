@@ -6,7 +6,12 @@ import { migrateDown, migrateToLatest, type MigrateOptions } from '../sql/migrat
 import { SqlApiKeyStore } from '../sql/sql-api-key-store.js';
 import { SqlIdempotencyStore } from '../sql/sql-idempotency-store.js';
 import { SqlPetStore } from '../sql/sql-pet-store.js';
-import { openPostgres, type PostgresConfig } from './postgres-connection.js';
+import {
+  IDLE_IN_TRANSACTION_TIMEOUT_MS,
+  openPostgres,
+  type PostgresConfig,
+} from './postgres-connection.js';
+import { SettledIds } from './postgres-settled-ids.js';
 import { POSTGRES_MIGRATIONS } from './postgres-migrations.js';
 
 export interface PostgresStorage extends Storage {
@@ -86,10 +91,16 @@ async function withMigrationLock(config: PostgresConfig, migrate: Migrate): Prom
 
 export function createPostgresStorage(config: PostgresConfig): PostgresStorage {
   const { db } = openPostgres(config);
+  // A transaction inserting pets runs a few statements, each within the statement timeout, with
+  // pauses the server cuts at IDLE_IN_TRANSACTION_TIMEOUT_MS; past both, its ids have settled.
+  const settled = new SettledIds(
+    db,
+    IDLE_IN_TRANSACTION_TIMEOUT_MS + 4 * config.statementTimeoutMs,
+  );
   let closed = false;
   return {
     backend: 'postgres',
-    pets: new SqlPetStore(db),
+    pets: new SqlPetStore(db, () => settled.settledThrough()),
     apiKeys: new SqlApiKeyStore(db, POSTGRES_TRAITS),
     idempotency: new SqlIdempotencyStore(db, POSTGRES_TRAITS),
     migrate: () =>
@@ -106,6 +117,7 @@ export function createPostgresStorage(config: PostgresConfig): PostgresStorage {
     async close() {
       if (closed) return;
       closed = true;
+      settled.close();
       // Ends the pool: waits for checked-out connections to come back, then closes them all.
       await db.destroy();
     },

@@ -43,6 +43,8 @@ async function insertPet(trx: Transaction<Database>, input: NewPet, now: number)
 export class SqlPetStore implements PetStore {
   constructor(
     private readonly db: Kysely<Database>,
+    /** The engine's answer to PetStore.settledThrough (see each backend folder). */
+    readonly settledThrough: () => number,
     private readonly now: () => number = Date.now,
   ) {}
 

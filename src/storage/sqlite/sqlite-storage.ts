@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { MAX_PET_ID } from '../../domain/pets/pet.js';
 import type { Storage } from '../../domain/ports.js';
 import type { DialectTraits } from '../sql/dialect-traits.js';
 import { migrateDown, migrateToLatest } from '../sql/migrate.js';
@@ -24,7 +25,9 @@ export function createSqliteStorage(path: string): SqliteStorage {
   let closed = false;
   return {
     backend: 'sqlite',
-    pets: new SqlPetStore(db),
+    // One writer at a time: an id is taken inside the write transaction and transactions commit
+    // in order, so once an id is visible every lower one that will ever exist is too.
+    pets: new SqlPetStore(db, () => MAX_PET_ID),
     apiKeys: new SqlApiKeyStore(db, SQLITE_TRAITS),
     idempotency: new SqlIdempotencyStore(db, SQLITE_TRAITS),
     migrate: () => migrateToLatest(db, SQLITE_MIGRATIONS),

@@ -12,6 +12,7 @@ import { INT64_MAX } from '../../../domain/pets/pet.js';
 import type { PetService } from '../../../domain/pets/pet-service.js';
 import { httpErrors } from '../../errors/http-error.js';
 import { errorResponses, jsonResponse } from '../../openapi-responses.js';
+import { type ResponseCache, sendCached, serialize } from '../../response-cache.js';
 import { problems } from '../../validator-compiler.js';
 import { PetIdParamsSchema, PetSchema } from './pet.schema.js';
 
@@ -35,6 +36,7 @@ export function registerGetPet(
   pets: PetService,
   clock: Clock,
   publicBaseUrl: string,
+  bodies: ResponseCache,
 ): void {
   const deprecation = `@${Math.floor(GET_PET_DEPRECATED_AT / 1000)}`;
   const successor = `<${publicBaseUrl}/v1/pets>; rel="successor-version"`;
@@ -67,6 +69,14 @@ export function registerGetPet(
         if (isGetPetGone(clock.now())) throw getPetGone();
       },
     },
-    async (request) => pets.get(request.params.petId),
+    async (request, reply) => {
+      const key = String(request.params.petId);
+      const cached = bodies.get(key);
+      if (cached !== undefined) return sendCached(reply, cached);
+      const answer = { body: serialize(reply, await pets.get(request.params.petId)) };
+      // A pet never changes once it exists (v1 has no update or delete).
+      bodies.set(key, answer);
+      return sendCached(reply, answer);
+    },
   );
 }

@@ -4,12 +4,14 @@ import type { FastifyInstance } from 'fastify';
 import { PAGE_SIZE } from '../../../domain/pets/pet.js';
 import type { PetService } from '../../../domain/pets/pet-service.js';
 import { errorResponses, jsonResponse } from '../../openapi-responses.js';
+import { type ResponseCache, sendCached, serialize } from '../../response-cache.js';
 import { ListPetsQuerySchema, PetsSchema } from './pet.schema.js';
 
 export function registerListPets(
   app: FastifyInstance,
   pets: PetService,
   publicBaseUrl: string,
+  pages: ResponseCache,
 ): void {
   app.withTypeProvider<TypeBoxTypeProvider>().get(
     '/pets',
@@ -36,18 +38,25 @@ export function registerListPets(
     async (request, reply) => {
       // The validator fills in the default; the fallback only satisfies the type.
       const { limit = PAGE_SIZE.default, status, cursor } = request.query;
+      const key = `${limit}|${status ?? ''}|${cursor ?? ''}`;
+      const cached = pages.get(key);
+      if (cached !== undefined) return sendCached(reply, cached);
+
       const page = await pets.list({
         limit,
         ...(status ? { status } : {}),
         ...(cursor !== undefined ? { cursor } : {}),
       });
+      let link: string | undefined;
       if (page.nextCursor !== undefined) {
         const next = new URLSearchParams({ limit: String(limit) });
         if (status) next.set('status', status);
         next.set('cursor', page.nextCursor);
-        void reply.header('link', `<${publicBaseUrl}/v1/pets?${next}>; rel="next"`);
+        link = `<${publicBaseUrl}/v1/pets?${next}>; rel="next"`;
       }
-      return page.pets;
+      const answer = { body: serialize(reply, page.pets), ...(link ? { link } : {}) };
+      if (page.final) pages.set(key, answer);
+      return sendCached(reply, answer);
     },
   );
 }
