@@ -18,6 +18,7 @@ import { ErrorSchema } from './errors/error.schema.js';
 import { answerClientError, apiServerFactory, refusalWarnings } from './http-server.js';
 import { handleError } from './errors/error-handler.js';
 import { httpErrors } from './errors/http-error.js';
+import { accessLogPlugin } from './plugins/access-log.plugin.js';
 import { docsPlugin } from './plugins/docs.plugin.js';
 import { BODY_LIMIT_BYTES, jsonBodyPlugin } from './plugins/json-body.plugin.js';
 import { createMetrics, metricsPlugin } from './plugins/metrics.plugin.js';
@@ -87,7 +88,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     return503OnClosing: false,
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
     genReqId: genRequestId,
-    logController: new LogController({ requestIdLogLabel: 'requestId' }),
+    // Per-request lines come from the access-log plugin, at debug level.
+    logController: new LogController({
+      requestIdLogLabel: 'requestId',
+      disableRequestLogging: true,
+    }),
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: trustProxyOption(config.trustProxy),
     // Errors raised before routing (a path that is not valid percent-encoding) still get the Error
@@ -112,6 +117,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   });
   await app.register(jsonBodyPlugin);
   await app.register(requestIdPlugin);
+  await app.register(accessLogPlugin);
   await app.register(securityHeadersPlugin);
   await app.register(hostHeaderPlugin);
   if (config.corsOrigins.length > 0) {

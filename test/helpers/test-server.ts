@@ -85,7 +85,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     ...(options.logLines
       ? {
           logger: createLogger({
-            level: 'info',
+            level: 'debug',
             stream: { write: (line: string) => void options.logLines?.push(line) },
           }),
         }

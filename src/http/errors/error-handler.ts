@@ -46,7 +46,8 @@ export function handleError(error: unknown, request: FastifyRequest, reply: Fast
   if (body.status >= 500) {
     request.log.error({ err: error, headers: loggableHeaders(request.headers) }, 'request failed');
   } else {
-    request.log.info({ code: body.code }, body.message);
+    // A client's mistake or a refusal: per request, so at the level of the access log.
+    request.log.debug({ code: body.code }, body.message);
   }
   void reply.code(body.status).headers(headers).type('application/json').send(body);
 }
