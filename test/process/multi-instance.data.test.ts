@@ -177,41 +177,43 @@ describe.runIf(available)(SUITE, () => {
       expect(before.get(pet.id)).toEqual(pet);
     }
 
-    // Retry each unanswered idempotent create on another instance. A create that was claimed but
-    // never stored stays "in progress" (409) until its claim expires after IDEMPOTENCY_LOCK_MS.
+    // Retry each unanswered idempotent create on another instance, as a client does: after a 409
+    // (a create that was claimed but never stored stays "in progress" until its claim expires,
+    // IDEMPOTENCY_LOCK_MS after it was taken) or a 503 (wait for its Retry-After).
     const retryStartedAt = Date.now();
-    const waited: number[] = [];
-    const retries = await Promise.all(
-      retried.map(async (i, n) => {
-        const { body, idempotencyKey } = requests[i] as (typeof requests)[number];
-        const target = others[n % others.length] as ServerProcess;
-        const deadline = Date.now() + IDEMPOTENCY_LOCK_MS + 15_000;
-        for (;;) {
-          const answer = await call(`${target.url}/v1/pets`, {
-            key,
-            body,
-            headers: { 'idempotency-key': idempotencyKey ?? '' },
-          });
-          if (codeOf(answer) !== 'idempotency_key_in_use' || Date.now() > deadline) {
-            waited.push(Date.now() - retryStartedAt);
-            return { i, answer };
-          }
-          await sleep(1_000);
+    const deadline = retryStartedAt + IDEMPOTENCY_LOCK_MS + 15_000;
+    let unavailable = 0;
+    const resend = async (i: number, n: number) => {
+      const { body, idempotencyKey } = requests[i] as (typeof requests)[number];
+      const target = others[n % others.length] as ServerProcess;
+      for (;;) {
+        const answer = await call(`${target.url}/v1/pets`, {
+          key,
+          body,
+          headers: { 'idempotency-key': idempotencyKey ?? '' },
+        });
+        const code = codeOf(answer);
+        if (code === 'unavailable') unavailable++;
+        if (
+          (code !== 'idempotency_key_in_use' && code !== 'unavailable') ||
+          Date.now() > deadline
+        ) {
+          return { i, answer, waited: Date.now() - retryStartedAt };
         }
-      }),
-    );
+        await sleep(
+          code === 'unavailable' ? Number(answer.headers.get('retry-after')) * 1000 : 1000,
+        );
+      }
+    };
+    const retries = await Promise.all(retried.map(resend));
+    const waited = retries.map((r) => r.waited);
 
     // An acknowledged idempotent create sent again to another instance is replayed, not repeated.
     const resent = await Promise.all(
       acknowledged
         .filter(({ i }) => requests[i]?.idempotencyKey !== undefined)
         .map(async ({ i, answer }, n) => {
-          const { body, idempotencyKey } = requests[i] as (typeof requests)[number];
-          const again = await call(`${(others[n % others.length] as ServerProcess).url}/v1/pets`, {
-            key,
-            body,
-            headers: { 'idempotency-key': idempotencyKey ?? '' },
-          });
+          const again = (await resend(i, n)).answer;
           expect(again.status).toBe(201);
           expect(again.headers.get('idempotent-replayed')).toBe('true');
           expect(again.body).toEqual(answer.body);
@@ -243,7 +245,8 @@ describe.runIf(available)(SUITE, () => {
         `${retries.length - replayed.length} created now, ${late.length} of them answered 409 ` +
         `until the dead claim expired (last after ${Math.max(0, ...waited)} ms); ` +
         `${resent.length} acknowledged idempotent creates replayed on the others; ` +
-        `${plainStored.length} of ${plain.length} unanswered creates without one were stored`,
+        `${plainStored.length} of ${plain.length} unanswered creates without one were stored; ` +
+        `${unavailable} retries answered 503`,
     );
   }, 150_000);
 });
