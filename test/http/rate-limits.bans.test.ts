@@ -97,6 +97,29 @@ describe('temporary bans for keys that keep going after a 429', () => {
     expect(after.headers.get('x-ratelimit-remaining')).toBe('59');
   });
 
+  it('gives RateLimit the same seconds as Retry-After when the ban and the request fall between whole seconds', async () => {
+    const s = server();
+    const { key } = await exhaustedKey(s, '2026-11-23T08:15:00Z');
+    s.clock.advance(10_200);
+    await statuses(key, 4);
+    const starting = await list(key); // the ban starts at 08:15:10.200 and ends at 08:17:10.200
+    s.clock.advance(500);
+    const during = await list(key); // 119.5 s left
+    for (const [res, seconds] of [
+      [starting, 120],
+      [during, 120],
+    ] as const) {
+      expect(res.body).toMatchObject({ code: 'api_key_banned' });
+      expect(res.headers.get('retry-after')).toBe(String(seconds));
+      expect(res.headers.get('ratelimit')).toBe(
+        `"minute";r=0;t=${seconds}, "day";r=0;t=${seconds}`,
+      );
+      expect(res.headers.get('x-ratelimit-reset')).toBe(
+        String(Date.parse('2026-11-23T08:17:11Z') / 1000),
+      );
+    }
+  });
+
   it('is lifted by `petstore keys unban` within the key cache lifetime', async () => {
     const s = server();
     const { id, key } = await exhaustedKey(s, '2026-11-23T08:20:00Z');

@@ -203,12 +203,13 @@ export class RateLimiter {
     until: number,
     now: number,
   ): Extract<RateDecision, { allowed: false }> {
-    const banEnd = Math.ceil(until / 1000) * 1000;
     // A window with requests left reopens when the ban ends; one used up, at the later of the two.
+    // The end is kept to the millisecond: RateLimit's t then rounds up to Retry-After's seconds,
+    // and X-RateLimit-Reset (rounded up to a whole second) names the same end.
     const exhausted = windows.map((w) => ({
       ...w,
       remaining: 0,
-      resetAt: w.remaining === 0 ? Math.max(w.resetAt, banEnd) : banEnd,
+      resetAt: w.remaining === 0 ? Math.max(w.resetAt, until) : until,
     }));
     return {
       allowed: false,

@@ -1,0 +1,171 @@
+import { spawn } from 'node:child_process';
+import { REPO_ROOT, type ServerProcess, spawnServer } from './server-process.js';
+
+/**
+ * Several processes of the built service (`node dist/main.js`), each on its own port, started and
+ * stopped together. `stop()` ends every one still running (SIGTERM, SIGKILL after a grace); a
+ * process exit kills them too, should afterAll never run.
+ */
+export class Instances {
+  private readonly running = new Set<ServerProcess>();
+  private readonly killOnExit = () => {
+    for (const server of this.running) server.child.kill('SIGKILL');
+  };
+
+  constructor() {
+    process.once('exit', this.killOnExit);
+  }
+
+  /** Starts `count` instances with the same environment, together; resolves once all listen. */
+  async start(count: number, env: Record<string, string>): Promise<ServerProcess[]> {
+    const started = await Promise.allSettled(
+      Array.from({ length: count }, () => this.startOne(env)),
+    );
+    const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
+    return started.map((s) => (s as PromiseFulfilledResult<ServerProcess>).value);
+  }
+
+  async startOne(env: Record<string, string>): Promise<ServerProcess> {
+    const server = await spawnServer(env);
+    this.running.add(server);
+    void server.exited.then(() => this.running.delete(server));
+    return server;
+  }
+
+  /** Ends every instance still running: SIGTERM, then SIGKILL after `graceMs`. */
+  async stop(graceMs = 5_000): Promise<void> {
+    await Promise.all(
+      [...this.running].map(async (server) => {
+        server.child.kill('SIGTERM');
+        const timer = setTimeout(() => server.child.kill('SIGKILL'), graceMs);
+        await server.exited;
+        clearTimeout(timer);
+      }),
+    );
+    process.off('exit', this.killOnExit);
+  }
+}
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** When the process exited (Date.now()). */
+  endedAt: number;
+}
+
+/**
+ * Runs the built CLI (`node dist/cli/main.js`) as an operator would, with only the environment
+ * given (plus PATH and HOME); killed when it takes longer than `timeoutMs`.
+ */
+export function runPetstore(
+  env: Record<string, string>,
+  args: readonly string[],
+  timeoutMs = 20_000,
+): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('node', ['dist/cli/main.js', ...args], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, endedAt: Date.now() });
+    });
+  });
+}
+
+/** `keys create` through the CLI; returns the key (last line of stdout) and its id. */
+export async function createKeyWithCli(
+  env: Record<string, string>,
+  args: readonly string[],
+): Promise<{ key: string; id: string }> {
+  const run = await runPetstore(env, ['keys', 'create', ...args]);
+  const key = run.stdout.trim().split('\n').at(-1) ?? '';
+  const id = /key_[0-9A-Za-z]+/.exec(run.stderr)?.[0];
+  if (run.code !== 0 || id === undefined || !/^pa_live_[0-9A-Za-z]{36}$/.test(key)) {
+    throw new Error(`keys create failed (${run.code}): ${run.stderr}`);
+  }
+  return { key, id };
+}
+
+export interface Answer {
+  status: number;
+  headers: Headers;
+  /** The parsed JSON body (undefined when there was none). */
+  body: unknown;
+  /** Milliseconds from sending to the whole body read. */
+  ms: number;
+  /** When the body was read (Date.now()). */
+  at: number;
+}
+
+/** One request with the key, bounded in time; rejects on a network failure or timeout. */
+export async function call(
+  url: string,
+  options: {
+    key?: string;
+    method?: string;
+    body?: unknown;
+    headers?: Record<string, string>;
+    timeoutMs?: number;
+  } = {},
+): Promise<Answer> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key !== undefined) headers.authorization = `Bearer ${options.key}`;
+  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  const started = performance.now();
+  const res = await fetch(url, {
+    method: options.method ?? (options.body === undefined ? 'GET' : 'POST'),
+    headers,
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    signal: AbortSignal.timeout(options.timeoutMs ?? 15_000),
+  });
+  const text = await res.text();
+  return {
+    status: res.status,
+    headers: res.headers,
+    body: text === '' ? undefined : (JSON.parse(text) as unknown),
+    ms: performance.now() - started,
+    at: Date.now(),
+  };
+}
+
+/** The error code of an Error body, or undefined. */
+export function codeOf(answer: Answer): string | undefined {
+  const body = answer.body as { code?: unknown } | undefined;
+  return typeof body?.code === 'string' ? body.code : undefined;
+}
+
+/** The URL of a `Link: <...>; rel="next"` header, or undefined on the last page. */
+export function nextLink(headers: Headers): string | undefined {
+  const link = headers.get('link') ?? '';
+  return /<([^>]+)>;\s*rel="next"/.exec(link)?.[1];
+}
+
+/** `url` with the scheme, host and port of `base` (the instance a walk hops to). */
+export function onInstance(url: string, base: string): string {
+  const moved = new URL(url);
+  const target = new URL(base);
+  moved.protocol = target.protocol;
+  moved.host = target.host;
+  return moved.toString();
+}
+
+/** How many times `text` occurs in `output`. */
+export function occurrences(output: string, text: string): number {
+  return output.split(text).length - 1;
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
