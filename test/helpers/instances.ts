@@ -27,7 +27,9 @@ export class Instances {
   }
 
   async startOne(env: Record<string, string>): Promise<ServerProcess> {
-    const server = await spawnServer(env);
+    // Every test client connects from 127.0.0.1, as clients behind a proxy would: the per-address
+    // cap is raised to the total, as the README advises for that case.
+    const server = await spawnServer({ MAX_CONNECTIONS_PER_ADDRESS: '4096', ...env });
     this.running.add(server);
     void server.exited.then(() => this.running.delete(server));
     return server;
