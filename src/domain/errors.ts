@@ -38,12 +38,6 @@ export const domainErrors = {
       'idempotency_key_in_use',
       'A request with this Idempotency-Key is still being processed; retry after it finishes',
     ),
-  /** The claim expired while this request stalled and another request took the key over. */
-  idempotencyClaimLost: () =>
-    new DomainError(
-      'idempotency_key_in_use',
-      'The claim on this Idempotency-Key was lost before the pet was stored; retry',
-    ),
   operationGone: (operation: string, removedOn: string, instead: string) =>
     new DomainError('gone', `${operation} was removed on ${removedOn}; use ${instead}`),
 } as const;

@@ -9,12 +9,25 @@ export interface IdempotencyScope {
   key: string;
 }
 
-/** Completes a claim: only the claimant whose fingerprint the record holds may complete it. */
-export interface IdempotencyCompletion extends IdempotencyScope {
+/** A create sent with an Idempotency-Key. */
+export interface IdempotentCreate {
+  scope: IdempotencyScope;
+  /** Of the request body: the same JSON value gives the same fingerprint. */
   fingerprint: string;
+  now: number;
+  /** A record older than this counts as absent: the key may be used for a new pet. */
+  retentionMs: number;
 }
 
-export type CreateOutcome = { kind: 'created'; pet: Pet } | { kind: 'claim_lost' };
+export type IdempotentOutcome =
+  /** The key was free (or its record expired): the pet was created and the key points at it. */
+  | { kind: 'created'; pet: Pet }
+  /** The key already created this pet with the same fingerprint: nothing new was created. */
+  | { kind: 'replay'; petId: number }
+  /** The key already created a pet from another body. */
+  | { kind: 'mismatch' }
+  /** Another request holding the key has not finished yet (it may still fail or succeed). */
+  | { kind: 'in_progress' };
 
 export interface PetStore {
   /** Pets with id > afterId (and the status, when given), ordered by id ascending, at most `limit`. */
@@ -24,13 +37,12 @@ export interface PetStore {
   /** Inserts the pet and resolves only after its transaction committed. */
   create(input: NewPet): Promise<Pet>;
   /**
-   * Like `create`, and completes the claimed idempotency record (points it at the new pet) in the
-   * same transaction, so a crash can never leave a pet without its record or a record without its
-   * pet. Inserts nothing and resolves `claim_lost` when the record is not an open claim with that
-   * fingerprint (completed meanwhile, or taken over by a request with another body after this
-   * claimant stalled).
+   * Takes the Idempotency-Key and inserts the pet in ONE transaction that also points the key's
+   * record at the pet, so a crash never leaves a key without its pet or a pet without its key,
+   * and a retry after a crash finds the key free at once. A key held by a request that has not
+   * committed yet is in_progress; one completed within retention is a replay or a mismatch.
    */
-  createForClaim(input: NewPet, claim: IdempotencyCompletion): Promise<CreateOutcome>;
+  createIdempotent(input: NewPet, request: IdempotentCreate): Promise<IdempotentOutcome>;
   /**
    * Every pet with an id at or below this that will ever exist is visible now. Where ids are
    * assigned in commit order (SQLite) that is any id; where they are taken before commit
@@ -41,33 +53,12 @@ export interface PetStore {
   insertMany(inputs: readonly NewPet[]): Promise<number>;
 }
 
-export type IdempotencyClaim =
-  /** Nobody holds this key (or its record expired): the caller now does, and must create or release. */
-  | { kind: 'claimed' }
-  /** A completed request with the same fingerprint: answer with that pet again. */
-  | { kind: 'replay'; petId: number }
-  /** The key's completed request had another body. */
-  | { kind: 'mismatch' }
-  /** Another request with this key is still running (whatever its body). */
-  | { kind: 'in_progress' };
-
 export interface IdempotencyStore {
   /**
-   * Atomically looks up or takes the key. A record older than `retentionMs` counts as absent; a claim
-   * that has not completed within `lockMs` counts as abandoned (its process died) and may be re-taken.
-   */
-  claim(
-    scope: IdempotencyScope,
-    fingerprint: string,
-    options: { now: number; retentionMs: number; lockMs: number },
-  ): Promise<IdempotencyClaim>;
-  /** Gives up an open claim with this fingerprint whose request failed before it committed. */
-  release(claim: IdempotencyCompletion): Promise<void>;
-  /**
-   * Deletes at most `limit` (>= 1) records created at or before `before` (epoch ms), completed or
-   * not, oldest first, and returns how many it deleted. Bounded so that a large backlog is purged in
-   * short transactions; instances purging at the same time neither wait for each other nor count
-   * a record twice.
+   * Deletes at most `limit` (>= 1) records created at or before `before` (epoch ms), oldest first,
+   * and returns how many it deleted. Bounded so that a large backlog is purged in short
+   * transactions; instances purging at the same time neither wait for each other nor count a
+   * record twice.
    */
   purgeExpired(before: number, limit: number): Promise<number>;
 }

@@ -1,54 +1,47 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/domain/errors.js';
 import { PetService } from '../../src/domain/pets/pet-service.js';
-import type { IdempotencyCompletion, Storage } from '../../src/domain/ports.js';
+import type { Storage } from '../../src/domain/ports.js';
 import { createStorage } from '../../src/storage/create-storage.js';
 import { overlayStorage } from '../helpers/storage-overlay.js';
 import { TestClock } from '../helpers/test-clock.js';
 
 describe('PetService.create with an Idempotency-Key', () => {
   let storage: Storage;
-  let released: IdempotencyCompletion[];
   const scope = { apiKeyId: 'key_test', key: 'k-1' };
   const rex = { name: 'Rex', categoryId: 3n };
 
   beforeEach(async () => {
     storage = await createStorage({ kind: 'sqlite', path: ':memory:' }, { migrate: true });
-    released = [];
   });
   afterEach(async () => {
     await storage.close();
   });
 
-  function serviceWith(createForClaim: Storage['pets']['createForClaim']): PetService {
-    const wrapped = overlayStorage(storage, {
-      pets: { createForClaim },
-      idempotency: {
-        release: async (claim) => {
-          released.push(claim);
-          await storage.idempotency.release(claim);
-        },
-      },
-    });
-    return new PetService(wrapped.pets, wrapped.idempotency, new TestClock());
-  }
+  const service = (pets: Storage['pets'] = storage.pets) =>
+    new PetService(pets, storage.idempotency, new TestClock());
 
-  it('words a lost claim as 409 idempotency_key_in_use, and leaves the claim to its new owner', async () => {
-    const pets = serviceWith(async () => ({ kind: 'claim_lost' }));
-    const refusal = await pets.create(rex, scope).catch((error: unknown) => error);
+  it('words a key held by a running request as 409 idempotency_key_in_use', async () => {
+    const busy = overlayStorage(storage, {
+      pets: { createIdempotent: async () => ({ kind: 'in_progress' }) },
+    });
+    const refusal = await service(busy.pets)
+      .create(rex, scope)
+      .catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(DomainError);
     expect(refusal).toMatchObject({ code: 'idempotency_key_in_use' });
-    expect(released).toEqual([]);
   });
 
-  it('releases the claim when storing the pet fails, so a retry can use the key', async () => {
-    const pets = serviceWith(async () => {
-      throw new Error('disk on fire');
+  it('answers a replay with the stored pet, and another body with 422', async () => {
+    const first = await service().create(rex, scope);
+    await expect(service().create(rex, scope)).resolves.toEqual({
+      pet: first.pet,
+      replayed: true,
     });
-    await expect(pets.create(rex, scope)).rejects.toThrow('disk on fire');
-    expect(released).toHaveLength(1);
-    const retry = new PetService(storage.pets, storage.idempotency, new TestClock());
-    await expect(retry.create(rex, scope)).resolves.toMatchObject({ replayed: false });
+    const refusal = await service()
+      .create({ ...rex, name: 'Max' }, scope)
+      .catch((error: unknown) => error);
+    expect(refusal).toMatchObject({ code: 'idempotency_key_reused' });
   });
 });
 

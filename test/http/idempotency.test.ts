@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { withBusyKeys } from '../helpers/busy-keys.js';
 import { call, useServer } from '../helpers/test-server.js';
 
-const server = useServer();
+const busy = new Set<string>();
+const server = useServer({ wrapStorage: withBusyKeys(busy) });
 
 async function petCount(): Promise<number> {
   return (await server().storage.pets.list({ afterId: 0, limit: 1_000_000 })).length;
@@ -57,18 +59,15 @@ describe('POST /v1/pets with Idempotency-Key', () => {
   });
 
   it('returns 409 idempotency_key_in_use while the first request still runs', async () => {
-    const { key, id } = await server().createKey();
+    const { key } = await server().createKey();
     const idem = randomUUID();
-    // Another instance holds the claim: its request has started and not yet committed.
-    const claim = await server().storage.idempotency.claim({ apiKeyId: id, key: idem }, 'x', {
-      now: server().clock.now(),
-      retentionMs: 86_400_000,
-      lockMs: 60_000,
-    });
-    expect(claim.kind).toBe('claimed');
+    // Another instance's request with this key has started and not yet committed.
+    busy.add(idem);
+    const before = await petCount();
     const res = await create(key, idem, { name: 'Busy', categoryId: 1 });
     expect(res.status).toBe(409);
     expect(res.body).toMatchObject({ code: 'idempotency_key_in_use', status: 409 });
+    expect(await petCount()).toBe(before);
   });
 
   it('scopes keys to the API key: another API key with the same Idempotency-Key creates its own pet', async () => {

@@ -22,7 +22,8 @@ afterEach(() => {
 });
 
 async function start(): Promise<{ server: ServerProcess; key: string }> {
-  const server = await spawnServer({ DATABASE_URL: tempDatabaseUrl() });
+  // At debug level every request is logged, which shows which ones were run.
+  const server = await spawnServer({ DATABASE_URL: tempDatabaseUrl(), LOG_LEVEL: 'debug' });
   running.push(server);
   const key = /pa_live_[0-9A-Za-z]{36}/.exec(server.output())?.[0];
   if (!key) throw new Error(`no key printed:\n${server.output()}`);

@@ -4,7 +4,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { NewApiKeyRecord } from '../../src/domain/api-keys/api-key.js';
 import { DependencyUnavailableError } from '../../src/domain/errors.js';
-import type { Storage } from '../../src/domain/ports.js';
+import type { IdempotencyScope, Storage } from '../../src/domain/ports.js';
 import { createStorage } from '../../src/storage/create-storage.js';
 import { POSTGRES_MIGRATIONS } from '../../src/storage/postgres/postgres-migrations.js';
 import {
@@ -72,6 +72,14 @@ async function waitFor(condition: () => Promise<boolean>, timeoutMs = 5_000): Pr
 
 async function closeAll(storages: readonly Storage[]): Promise<void> {
   await Promise.all(storages.map((storage) => storage.close()));
+}
+
+/** A pet created with an Idempotency-Key at `now`, leaving its idempotency record behind. */
+async function keyedCreate(storage: Storage, scope: IdempotencyScope, now: number): Promise<void> {
+  await storage.pets.createIdempotent(
+    { name: `Keyed ${scope.key}`, categoryId: 1n },
+    { scope, fingerprint: 'fp', now, retentionMs: 1_000_000 },
+  );
 }
 
 const available = await postgresFor('PostgreSQL storage');
@@ -418,25 +426,22 @@ describe.runIf(available)('PostgreSQL storage', () => {
     it('maps a connection lost inside a transaction, rolling the whole create back', async () => {
       const storage = await createStorage(schemas.config({ poolMax: 1 }), { migrate: true });
       const scope = { apiKeyId: `key_${randomUUID()}`, key: randomUUID() };
-      const options = { now: Date.now(), retentionMs: 60_000, lockMs: 60_000 };
-      await storage.idempotency.claim(scope, 'fp', options);
-      const release = await schemas.hold(
-        `LOCK TABLE ${quote(schemas.schema)}.idempotency_keys IN ACCESS EXCLUSIVE MODE`,
-      );
+      const request = { scope, fingerprint: 'fp', now: Date.now(), retentionMs: 60_000 };
       const name = `Interrupted ${randomUUID()}`;
       const marker = await storage.pets.create({ name: `Before ${name}`, categoryId: 1n });
+      const release = await schemas.hold(
+        `LOCK TABLE ${quote(schemas.schema)}.pets IN ACCESS EXCLUSIVE MODE`,
+      );
       try {
-        // The pet is inserted, then completing the idempotency record waits for the lock.
-        const blocked = rejection(
-          storage.pets.createForClaim({ name, categoryId: 1n }, { ...scope, fingerprint: 'fp' }),
-        );
+        // The key is taken, then inserting the pet waits for the lock.
+        const blocked = rejection(storage.pets.createIdempotent({ name, categoryId: 1n }, request));
         let pid: number | undefined;
         await waitFor(async () => {
           const rows = await schemas.admin<{ pid: number }>(
             `SELECT l.pid FROM pg_locks l JOIN pg_stat_activity a USING (pid)
              WHERE l.relation = to_regclass($1) AND NOT l.granted
                AND a.application_name = 'pet-adoption-service'`,
-            [`${quote(schemas.schema)}.idempotency_keys`],
+            [`${quote(schemas.schema)}.pets`],
           );
           pid = rows[0]?.pid;
           return pid !== undefined;
@@ -448,9 +453,10 @@ describe.runIf(available)('PostgreSQL storage', () => {
         await release();
         const pets = await storage.pets.list({ afterId: marker.id, limit: 100 });
         expect(pets.filter((pet) => pet.name === name)).toEqual([]);
-        await expect(storage.idempotency.claim(scope, 'fp', options)).resolves.toEqual({
-          kind: 'in_progress',
-        });
+        // The key went with the rollback: a retry creates the pet at once.
+        await expect(
+          storage.pets.createIdempotent({ name, categoryId: 1n }, request),
+        ).resolves.toMatchObject({ kind: 'created' });
       } finally {
         await release().catch(() => undefined);
         await storage.close();
@@ -529,6 +535,55 @@ describe.runIf(available)('PostgreSQL storage', () => {
   });
 
   describe('instances racing', () => {
+    const held = (schema: string, scope: IdempotencyScope, petId: number) =>
+      schemas.hold(
+        `INSERT INTO ${quote(schema)}.idempotency_keys
+           (api_key_id, key, fingerprint, pet_id, created_at, locked_at)
+         VALUES ('${scope.apiKeyId}', '${scope.key}', 'fp', ${petId}, ${Date.now()}, ${Date.now()})`,
+      );
+
+    it('answers in_progress after about a second while another request holds the key', async () => {
+      const storage = await createStorage(schemas.config(), { migrate: true });
+      const pet = await storage.pets.create({ name: 'First', categoryId: 1n });
+      const scope = { apiKeyId: `key_${randomUUID()}`, key: randomUUID() };
+      // Another instance's create: its key taken, its transaction not committed yet.
+      const release = await held(schemas.schema, scope, pet.id);
+      try {
+        const started = performance.now();
+        await expect(
+          storage.pets.createIdempotent(
+            { name: 'Second', categoryId: 1n },
+            { scope, fingerprint: 'fp', now: Date.now(), retentionMs: 60_000 },
+          ),
+        ).resolves.toEqual({ kind: 'in_progress' });
+        const waited = performance.now() - started;
+        expect(waited).toBeGreaterThan(900);
+        expect(waited).toBeLessThan(3_000);
+      } finally {
+        await release();
+        await storage.close();
+      }
+    });
+
+    it('waits for a holder that commits meanwhile, then replays its pet', async () => {
+      const storage = await createStorage(schemas.config(), { migrate: true });
+      const pet = await storage.pets.create({ name: 'First', categoryId: 1n });
+      const scope = { apiKeyId: `key_${randomUUID()}`, key: randomUUID() };
+      const release = await held(schemas.schema, scope, pet.id);
+      try {
+        const waiting = storage.pets.createIdempotent(
+          { name: 'First', categoryId: 1n },
+          { scope, fingerprint: 'fp', now: Date.now(), retentionMs: 60_000 },
+        );
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        await release();
+        await expect(waiting).resolves.toEqual({ kind: 'replay', petId: pet.id });
+      } finally {
+        await release().catch(() => undefined);
+        await storage.close();
+      }
+    });
+
     it('gives exactly one true among concurrent insertIfNone calls of 5 instances on an empty schema', async () => {
       const schema = await schemas.fresh();
       const config = postgresConfig(urlWithSchema(schema));
@@ -563,14 +618,14 @@ describe.runIf(available)('PostgreSQL storage', () => {
         await createStorage(config),
       ];
       try {
-        const options = { retentionMs: 1_000_000, lockMs: 1_000_000 };
         for (let start = 0; start < 300; start += 50) {
           await Promise.all(
             Array.from({ length: 50 }, (_, i) =>
-              first.idempotency.claim({ apiKeyId: 'key_purge', key: `k${start + i}` }, 'fp', {
-                now: 1_000 + start + i,
-                ...options,
-              }),
+              keyedCreate(
+                first,
+                { apiKeyId: 'key_purge', key: `k${start + i}` },
+                1_000 + start + i,
+              ),
             ),
           );
         }
@@ -603,12 +658,8 @@ describe.runIf(available)('PostgreSQL storage', () => {
         { migrate: true },
       );
       try {
-        const options = { retentionMs: 1_000_000, lockMs: 1_000_000 };
         for (let i = 0; i < 20; i++) {
-          await storage.idempotency.claim({ apiKeyId: 'key_held', key: `k${i}` }, 'fp', {
-            now: 1_000 + i,
-            ...options,
-          });
+          await keyedCreate(storage, { apiKeyId: 'key_held', key: `k${i}` }, 1_000 + i);
         }
         const release = await schemas.hold(
           `SELECT 1 FROM ${quote(schema)}.idempotency_keys ORDER BY created_at LIMIT 5 FOR UPDATE`,

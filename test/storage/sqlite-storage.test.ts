@@ -106,10 +106,10 @@ describe('SQLite storage specifics', () => {
       });
       await expect(storage.pets.get(BigInt(pet.id))).resolves.toEqual(pet);
       const scope = { apiKeyId: 'key_test', key: 'k1' };
-      const options = { now: 1_000, retentionMs: 10_000, lockMs: 1_000 };
-      await expect(storage.idempotency.claim(scope, 'fp', options)).resolves.toEqual({
-        kind: 'claimed',
-      });
+      const idempotent = { scope, fingerprint: 'fp', now: 1_000, retentionMs: 10_000 };
+      await expect(
+        storage.pets.createIdempotent({ name: 'Keyed', categoryId: 1n }, idempotent),
+      ).resolves.toMatchObject({ kind: 'created' });
       await storage.apiKeys.insert({
         id: 'key_after_down',
         label: 'after down',

@@ -2,11 +2,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { NewApiKeyRecord } from '../../src/domain/api-keys/api-key.js';
 import { INT64_MAX, type NewPet, type Pet, type PetStatus } from '../../src/domain/pets/pet.js';
-import {
-  IDEMPOTENCY_LOCK_MS,
-  IDEMPOTENCY_RETENTION_MS,
-} from '../../src/domain/pets/pet-service.js';
-import type { IdempotencyCompletion, IdempotencyScope, Storage } from '../../src/domain/ports.js';
+import { IDEMPOTENCY_RETENTION_MS } from '../../src/domain/pets/pet-service.js';
+import type { IdempotencyScope, IdempotentOutcome, Storage } from '../../src/domain/ports.js';
 
 const PAGE = 500;
 
@@ -30,17 +27,6 @@ function newKeyRecord(overrides: Partial<NewApiKeyRecord> = {}): NewApiKeyRecord
     createdAt: Date.now(),
     ...overrides,
   };
-}
-
-/** Creates a pet under an open claim, which must succeed. */
-async function createClaimed(
-  storage: Storage,
-  input: NewPet,
-  claim: IdempotencyCompletion,
-): Promise<Pet> {
-  const outcome = await storage.pets.createForClaim(input, claim);
-  if (outcome.kind !== 'created') throw new Error(`expected a created pet, got ${outcome.kind}`);
-  return outcome.pet;
 }
 
 /** Every pet with id > afterId, walking the pages until the end of the table. */
@@ -274,198 +260,115 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
       });
     });
 
-    describe('IdempotencyStore', () => {
-      const options = (now: number) => ({
+    describe('PetStore createIdempotent and IdempotencyStore', () => {
+      const request = (scope: IdempotencyScope, fingerprint: string, now = Date.now()) => ({
+        scope,
+        fingerprint,
         now,
         retentionMs: IDEMPOTENCY_RETENTION_MS,
-        lockMs: IDEMPOTENCY_LOCK_MS,
       });
+      const created = (outcome: IdempotentOutcome): Pet => {
+        if (outcome.kind !== 'created') throw new Error(`expected created, got ${outcome.kind}`);
+        return outcome.pet;
+      };
 
-      it('claims a fresh key', async () => {
-        await expect(
-          storage.idempotency.claim(newScope(), 'fp-1', options(Date.now())),
-        ).resolves.toEqual({ kind: 'claimed' });
-      });
-
-      it('replays the pet created under a claim when the same fingerprint comes again', async () => {
+      it('creates the pet for a fresh key, then replays it for the same fingerprint', async () => {
         const scope = newScope();
-        const now = Date.now();
-        await storage.idempotency.claim(scope, 'fp-1', options(now));
-        const pet = await createClaimed(
-          storage,
-          { name: uniqueName('Idem'), categoryId: 9n },
-          { ...scope, fingerprint: 'fp-1' },
-        );
-        await expect(
-          storage.idempotency.claim(scope, 'fp-1', options(now + 1000)),
-        ).resolves.toEqual({
-          kind: 'replay',
-          petId: pet.id,
-        });
+        const input = { name: uniqueName('Idem'), categoryId: 9n };
+        const pet = created(await storage.pets.createIdempotent(input, request(scope, 'fp-1')));
         await expect(storage.pets.get(BigInt(pet.id))).resolves.toEqual(pet);
-      });
-
-      it('reports a mismatch for another fingerprint after completion', async () => {
-        const scope = newScope();
-        const now = Date.now();
-        await storage.idempotency.claim(scope, 'fp-1', options(now));
-        await createClaimed(
-          storage,
-          { name: uniqueName('Idem'), categoryId: 9n },
-          { ...scope, fingerprint: 'fp-1' },
+        await expect(storage.pets.createIdempotent(input, request(scope, 'fp-1'))).resolves.toEqual(
+          { kind: 'replay', petId: pet.id },
         );
-        await expect(
-          storage.idempotency.claim(scope, 'fp-2', options(now + 1000)),
-        ).resolves.toEqual({
-          kind: 'mismatch',
-        });
+        const after = await listAllAfter(storage, pet.id - 1);
+        expect(after.filter((p) => p.name === input.name)).toEqual([pet]);
       });
 
-      it('reports in_progress for a second claim before completion, whatever the fingerprint', async () => {
+      it('reports a mismatch for another fingerprint, and inserts nothing', async () => {
         const scope = newScope();
-        const now = Date.now();
-        await storage.idempotency.claim(scope, 'fp-1', options(now));
-        await expect(storage.idempotency.claim(scope, 'fp-1', options(now + 1))).resolves.toEqual({
-          kind: 'in_progress',
-        });
-        await expect(storage.idempotency.claim(scope, 'fp-2', options(now + 2))).resolves.toEqual({
-          kind: 'in_progress',
-        });
+        const first = created(
+          await storage.pets.createIdempotent(
+            { name: uniqueName('First'), categoryId: 1n },
+            request(scope, 'fp-1'),
+          ),
+        );
+        const name = uniqueName('Other body');
         await expect(
-          storage.idempotency.claim(scope, 'fp-1', options(now + IDEMPOTENCY_LOCK_MS - 1)),
-        ).resolves.toEqual({ kind: 'in_progress' });
+          storage.pets.createIdempotent({ name, categoryId: 1n }, request(scope, 'fp-2')),
+        ).resolves.toEqual({ kind: 'mismatch' });
+        const after = await listAllAfter(storage, first.id);
+        expect(after.filter((p) => p.name === name)).toEqual([]);
       });
 
       it('keeps keys of different API keys apart', async () => {
-        const scope = newScope();
-        const other: IdempotencyScope = { apiKeyId: `key_${randomUUID()}`, key: scope.key };
-        const now = Date.now();
-        await expect(storage.idempotency.claim(scope, 'fp-1', options(now))).resolves.toEqual({
-          kind: 'claimed',
-        });
-        await expect(storage.idempotency.claim(other, 'fp-1', options(now))).resolves.toEqual({
-          kind: 'claimed',
-        });
+        const key = randomUUID();
+        const a = { apiKeyId: `key_${randomUUID()}`, key };
+        const b = { apiKeyId: `key_${randomUUID()}`, key };
+        const input = { name: uniqueName('Scoped'), categoryId: 1n };
+        const first = created(await storage.pets.createIdempotent(input, request(a, 'fp-1')));
+        const second = created(await storage.pets.createIdempotent(input, request(b, 'fp-1')));
+        expect(second.id).not.toBe(first.id);
       });
 
-      it('lets a completed key be claimed again once retentionMs has passed', async () => {
+      it('lets a key create a new pet once its record is older than the retention', async () => {
         const scope = newScope();
         const now = Date.now();
-        await storage.idempotency.claim(scope, 'fp-1', options(now));
-        const pet = await createClaimed(
-          storage,
-          { name: uniqueName('Idem'), categoryId: 9n },
-          { ...scope, fingerprint: 'fp-1' },
+        const input = { name: uniqueName('Retained'), categoryId: 1n };
+        const first = created(
+          await storage.pets.createIdempotent(input, request(scope, 'fp-1', now)),
         );
+        const justBefore = now + IDEMPOTENCY_RETENTION_MS - 1;
         await expect(
-          storage.idempotency.claim(scope, 'fp-1', options(now + IDEMPOTENCY_RETENTION_MS - 1)),
-        ).resolves.toEqual({ kind: 'replay', petId: pet.id });
-        await expect(
-          storage.idempotency.claim(scope, 'fp-2', options(now + IDEMPOTENCY_RETENTION_MS + 1)),
-        ).resolves.toEqual({ kind: 'claimed' });
-        // The new claim is a fresh, uncompleted one.
-        await expect(
-          storage.idempotency.claim(scope, 'fp-2', options(now + IDEMPOTENCY_RETENTION_MS + 2)),
-        ).resolves.toEqual({ kind: 'in_progress' });
-      });
-
-      it('lets an abandoned claim (not completed within lockMs) be claimed again', async () => {
-        const scope = newScope();
-        const now = Date.now();
-        await storage.idempotency.claim(scope, 'fp-1', options(now));
-        await expect(
-          storage.idempotency.claim(scope, 'fp-2', options(now + IDEMPOTENCY_LOCK_MS + 1)),
-        ).resolves.toEqual({ kind: 'claimed' });
-        const pet = await createClaimed(
-          storage,
-          { name: uniqueName('Idem'), categoryId: 9n },
-          { ...scope, fingerprint: 'fp-2' },
-        );
-        await expect(
-          storage.idempotency.claim(scope, 'fp-2', options(now + IDEMPOTENCY_LOCK_MS + 2)),
-        ).resolves.toEqual({ kind: 'replay', petId: pet.id });
-      });
-
-      it('does not treat a completed claim as abandoned after lockMs', async () => {
-        const scope = newScope();
-        const now = Date.now();
-        await storage.idempotency.claim(scope, 'fp-1', options(now));
-        const pet = await createClaimed(
-          storage,
-          { name: uniqueName('Idem'), categoryId: 9n },
-          { ...scope, fingerprint: 'fp-1' },
-        );
-        await expect(
-          storage.idempotency.claim(scope, 'fp-1', options(now + IDEMPOTENCY_LOCK_MS * 10)),
-        ).resolves.toEqual({ kind: 'replay', petId: pet.id });
-      });
-
-      it('makes the key claimable again after release()', async () => {
-        const scope = newScope();
-        const now = Date.now();
-        await storage.idempotency.claim(scope, 'fp-1', options(now));
-        await storage.idempotency.release({ ...scope, fingerprint: 'fp-1' });
-        await expect(storage.idempotency.claim(scope, 'fp-2', options(now + 1))).resolves.toEqual({
-          kind: 'claimed',
-        });
-      });
-
-      it('does not release a claim held for another body', async () => {
-        const scope = newScope();
-        const now = Date.now();
-        await storage.idempotency.claim(scope, 'fp-1', options(now));
-        await storage.idempotency.release({ ...scope, fingerprint: 'fp-2' });
-        await expect(storage.idempotency.claim(scope, 'fp-1', options(now + 1))).resolves.toEqual({
-          kind: 'in_progress',
-        });
-      });
-
-      it('ignores release() after completion: the key still replays', async () => {
-        const scope = newScope();
-        const now = Date.now();
-        await storage.idempotency.claim(scope, 'fp-1', options(now));
-        const pet = await createClaimed(
-          storage,
-          { name: uniqueName('Idem'), categoryId: 9n },
-          { ...scope, fingerprint: 'fp-1' },
-        );
-        await storage.idempotency.release({ ...scope, fingerprint: 'fp-1' });
-        await expect(storage.idempotency.claim(scope, 'fp-1', options(now + 1))).resolves.toEqual({
-          kind: 'replay',
-          petId: pet.id,
-        });
-      });
-
-      it('resolves release() of a key that was never claimed', async () => {
-        await expect(
-          storage.idempotency.release({ ...newScope(), fingerprint: 'fp-1' }),
-        ).resolves.toBeUndefined();
-      });
-
-      it('refuses completion by a stalled claimant after another body took the key over', async () => {
-        const scope = newScope();
-        const now = Date.now();
-        await storage.idempotency.claim(scope, 'fp-1', options(now));
-        await expect(
-          storage.idempotency.claim(scope, 'fp-2', options(now + IDEMPOTENCY_LOCK_MS + 1)),
-        ).resolves.toEqual({ kind: 'claimed' });
-        const stalledName = uniqueName('Stalled');
-        await expect(
-          storage.pets.createForClaim(
-            { name: stalledName, categoryId: 1n },
-            { ...scope, fingerprint: 'fp-1' },
+          storage.pets.createIdempotent(input, request(scope, 'fp-2', justBefore)),
+        ).resolves.toEqual({ kind: 'mismatch' });
+        const later = created(
+          await storage.pets.createIdempotent(
+            input,
+            request(scope, 'fp-2', now + IDEMPOTENCY_RETENTION_MS),
           ),
-        ).resolves.toEqual({ kind: 'claim_lost' });
-        const pet = await createClaimed(
-          storage,
-          { name: uniqueName('Taker'), categoryId: 1n },
-          { ...scope, fingerprint: 'fp-2' },
         );
+        expect(later.id).toBeGreaterThan(first.id);
         await expect(
-          storage.idempotency.claim(scope, 'fp-2', options(now + IDEMPOTENCY_LOCK_MS + 2)),
-        ).resolves.toEqual({ kind: 'replay', petId: pet.id });
-        const after = await listAllAfter(storage, 0);
-        expect(after.filter((p) => p.name === stalledName)).toEqual([]);
+          storage.pets.createIdempotent(
+            input,
+            request(scope, 'fp-2', now + IDEMPOTENCY_RETENTION_MS + 1),
+          ),
+        ).resolves.toEqual({ kind: 'replay', petId: later.id });
+      });
+
+      it('leaves the key free when the pet cannot be stored, so a retry can use it', async () => {
+        const scope = newScope();
+        // categoryId 0 breaks the table's CHECK: the insert fails after the key was taken.
+        await expect(
+          storage.pets.createIdempotent(
+            { name: uniqueName('Refused'), categoryId: 0n },
+            request(scope, 'fp-1'),
+          ),
+        ).rejects.toThrow();
+        const retry = await storage.pets.createIdempotent(
+          { name: uniqueName('Retried'), categoryId: 1n },
+          request(scope, 'fp-2'),
+        );
+        expect(retry.kind).toBe('created');
+      });
+
+      it('creates exactly one pet among 20 concurrent creates with the same key and body', async () => {
+        const scope = newScope();
+        const input = { name: uniqueName('Concurrent'), categoryId: 1n };
+        const outcomes = await Promise.all(
+          Array.from({ length: 20 }, () =>
+            storage.pets.createIdempotent(input, request(scope, 'fp-1')),
+          ),
+        );
+        const winners = outcomes.filter((o) => o.kind === 'created');
+        expect(winners).toHaveLength(1);
+        const petId = created(winners[0] as IdempotentOutcome).id;
+        // The others waited for it and were answered with it (or, past the wait, in_progress).
+        for (const outcome of outcomes.filter((o) => o.kind !== 'created')) {
+          expect([{ kind: 'replay', petId }, { kind: 'in_progress' }]).toContainEqual(outcome);
+        }
+        const all = await listAllAfter(storage, petId - 1);
+        expect(all.filter((p) => p.name === input.name)).toHaveLength(1);
       });
 
       it('inserts nothing from a batch that fails partway', async () => {
@@ -483,88 +386,55 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         expect(after.filter((p) => p.name.startsWith(tag))).toEqual([]);
       });
 
-      it('reports claim_lost for a scope that was never claimed and inserts no pet', async () => {
-        const marker = await storage.pets.create({ name: uniqueName('Marker'), categoryId: 1n });
-        const name = uniqueName('Orphan');
-        await expect(
-          storage.pets.createForClaim(
-            { name, categoryId: 1n },
-            { ...newScope(), fingerprint: 'fp-1' },
-          ),
-        ).resolves.toEqual({ kind: 'claim_lost' });
-        const after = await listAllAfter(storage, marker.id);
-        expect(after.filter((p) => p.name === name)).toEqual([]);
-      });
-
-      it('reports claim_lost for a scope that is already completed and inserts no second pet', async () => {
-        const scope = newScope();
-        await storage.idempotency.claim(scope, 'fp-1', options(Date.now()));
-        const first = await createClaimed(
-          storage,
-          { name: uniqueName('First'), categoryId: 1n },
-          { ...scope, fingerprint: 'fp-1' },
-        );
-        const name = uniqueName('Second');
-        await expect(
-          storage.pets.createForClaim({ name, categoryId: 1n }, { ...scope, fingerprint: 'fp-1' }),
-        ).resolves.toEqual({ kind: 'claim_lost' });
-        const after = await listAllAfter(storage, first.id);
-        expect(after.filter((p) => p.name === name)).toEqual([]);
-      });
-
-      it('purges expired records in batches of at most limit, completed or abandoned, oldest first', async () => {
+      it('purges expired records in batches of at most limit, oldest first', async () => {
         // A time range of this test's own, far below the Date.now() of every other test's records;
         // anything older (a crashed earlier run on a shared database) is cleared first.
         const base = 1_000_000 + Math.floor(Math.random() * 1_000_000) * 100;
         while ((await storage.idempotency.purgeExpired(base, 1_000)) > 0);
-        const long = { retentionMs: IDEMPOTENCY_RETENTION_MS, lockMs: IDEMPOTENCY_RETENTION_MS };
-        const completed = newScope();
-        await storage.idempotency.claim(completed, 'fp-1', { now: base + 1, ...long });
-        const pet = await createClaimed(
-          storage,
-          { name: uniqueName('Purged'), categoryId: 1n },
-          { ...completed, fingerprint: 'fp-1' },
-        );
-        const abandoned = newScope();
-        await storage.idempotency.claim(abandoned, 'fp-1', { now: base + 2, ...long });
-        const atTheLimit = newScope();
-        await storage.idempotency.claim(atTheLimit, 'fp-1', { now: base + 3, ...long });
-        const fresh = newScope();
-        await storage.idempotency.claim(fresh, 'fp-1', { now: base + 4, ...long });
+        const long = (now: number) => ({ now, retentionMs: IDEMPOTENCY_RETENTION_MS });
+        const scopes = [newScope(), newScope(), newScope(), newScope()];
+        const pets: Pet[] = [];
+        for (const [i, scope] of scopes.entries()) {
+          const input = { name: uniqueName(`Purged ${i}`), categoryId: 1n };
+          pets.push(
+            created(
+              await storage.pets.createIdempotent(input, {
+                scope,
+                fingerprint: 'fp-1',
+                ...long(base + 1 + i),
+              }),
+            ),
+          );
+        }
 
         await expect(storage.idempotency.purgeExpired(base + 3, 1)).resolves.toBe(1);
         await expect(storage.idempotency.purgeExpired(base + 3, 5)).resolves.toBe(2);
         await expect(storage.idempotency.purgeExpired(base + 3, 5)).resolves.toBe(0);
 
-        // Gone: claimable again, where a kept record would answer replay or in_progress.
-        for (const scope of [completed, abandoned, atTheLimit]) {
-          await expect(
-            storage.idempotency.claim(scope, 'fp-9', { now: base + 5, ...long }),
-          ).resolves.toEqual({ kind: 'claimed' });
+        // Gone: another body creates a new pet, where a kept record would answer mismatch.
+        for (const scope of scopes.slice(0, 3)) {
+          const outcome = await storage.pets.createIdempotent(
+            { name: uniqueName('After purge'), categoryId: 1n },
+            { scope, fingerprint: 'fp-9', ...long(base + 5) },
+          );
+          expect(outcome.kind).toBe('created');
         }
+        const kept = scopes[3] as IdempotencyScope;
         await expect(
-          storage.idempotency.claim(fresh, 'fp-1', { now: base + 5, ...long }),
-        ).resolves.toEqual({ kind: 'in_progress' });
-        // The pet itself stays; only its idempotency record went.
-        await expect(storage.pets.get(BigInt(pet.id))).resolves.toEqual(pet);
+          storage.pets.createIdempotent(
+            { name: uniqueName('Kept'), categoryId: 1n },
+            { scope: kept, fingerprint: 'fp-9', ...long(base + 5) },
+          ),
+        ).resolves.toEqual({ kind: 'mismatch' });
+        // The pets themselves stay; only their idempotency records went.
+        for (const pet of pets)
+          await expect(storage.pets.get(BigInt(pet.id))).resolves.toEqual(pet);
         while ((await storage.idempotency.purgeExpired(base + 5, 1_000)) > 0);
       });
 
       it('refuses to purge with a limit below 1', async () => {
         await expect(storage.idempotency.purgeExpired(Date.now(), 0)).rejects.toThrow(RangeError);
         await expect(storage.idempotency.purgeExpired(Date.now(), -1)).rejects.toThrow(RangeError);
-      });
-
-      it('gives exactly one claimed among 20 concurrent claims of the same fresh key', async () => {
-        const scope = newScope();
-        const now = Date.now();
-        const results = await Promise.all(
-          Array.from({ length: 20 }, (_, i) =>
-            storage.idempotency.claim(scope, `fp-${i % 3}`, options(now)),
-          ),
-        );
-        expect(results.filter((r) => r.kind === 'claimed')).toHaveLength(1);
-        expect(results.filter((r) => r.kind === 'in_progress')).toHaveLength(19);
       });
     });
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { domainErrors } from '../errors.js';
-import type { CreateOutcome, IdempotencyStore, PetStore } from '../ports.js';
+import type { IdempotencyStore, PetStore } from '../ports.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import type { NewPet, Pet, PetStatus } from './pet.js';
 
@@ -24,8 +24,6 @@ export interface CreatePetResult {
 
 /** Idempotency records are kept this long (Stripe's 24 hours). */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
-/** A claim not completed within this time belongs to a request whose process died. */
-export const IDEMPOTENCY_LOCK_MS = 60 * 1000;
 
 export class PetService {
   constructor(
@@ -84,33 +82,22 @@ export class PetService {
     idempotency?: { apiKeyId: string; key: string },
   ): Promise<CreatePetResult> {
     if (idempotency === undefined) return { pet: await this.pets.create(input), replayed: false };
-    const completion = { ...idempotency, fingerprint: fingerprint(input) };
-    const claim = await this.idempotency.claim(idempotency, completion.fingerprint, {
+    const outcome = await this.pets.createIdempotent(input, {
+      scope: idempotency,
+      fingerprint: fingerprint(input),
       now: this.clock.now(),
       retentionMs: IDEMPOTENCY_RETENTION_MS,
-      lockMs: IDEMPOTENCY_LOCK_MS,
     });
-    switch (claim.kind) {
+    switch (outcome.kind) {
+      case 'created':
+        return { pet: outcome.pet, replayed: false };
       case 'replay':
-        return { pet: await this.get(BigInt(claim.petId)), replayed: true };
+        return { pet: await this.get(BigInt(outcome.petId)), replayed: true };
       case 'mismatch':
         throw domainErrors.idempotencyKeyReused();
       case 'in_progress':
         throw domainErrors.idempotencyKeyInUse();
-      case 'claimed':
-        break;
     }
-    let outcome: CreateOutcome;
-    try {
-      outcome = await this.pets.createForClaim(input, completion);
-    } catch (error) {
-      // Nothing was stored: free the key so that a retry can use it.
-      await this.idempotency.release(completion).catch(() => undefined);
-      throw error;
-    }
-    // A lost claim belongs to another request now; it is not ours to release.
-    if (outcome.kind === 'claim_lost') throw domainErrors.idempotencyClaimLost();
-    return { pet: outcome.pet, replayed: false };
   }
 }
 

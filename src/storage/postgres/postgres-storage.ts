@@ -44,6 +44,14 @@ const POSTGRES_TRAITS: DialectTraits = {
     });
   },
   skipLocked: true,
+  async boundLockWaits(trx, ms) {
+    await (
+      ms === undefined
+        ? sql`SET LOCAL lock_timeout TO DEFAULT`
+        : sql`SET LOCAL lock_timeout = ${sql.lit(`${ms}ms`)}`
+    ).execute(trx);
+  },
+  isLockTimeout: (error) => (error as { code?: unknown } | null)?.code === '55P03',
 };
 
 type Migrate = (db: Kysely<Database>, options: MigrateOptions) => Promise<string[]>;
@@ -100,7 +108,7 @@ export function createPostgresStorage(config: PostgresConfig): PostgresStorage {
   let closed = false;
   return {
     backend: 'postgres',
-    pets: new SqlPetStore(db, () => settled.settledThrough()),
+    pets: new SqlPetStore(db, POSTGRES_TRAITS, () => settled.settledThrough()),
     apiKeys: new SqlApiKeyStore(db, POSTGRES_TRAITS),
     idempotency: new SqlIdempotencyStore(db, POSTGRES_TRAITS),
     migrate: () =>

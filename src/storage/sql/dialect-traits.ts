@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './database.js';
 
 /**
@@ -23,4 +23,13 @@ export interface DialectTraits {
    * batches instead of waiting on each other's rows; SQLite has one writer at a time anyway.
    */
   skipLocked: boolean;
+  /**
+   * Bounds, inside a transaction, how long the next statements wait for a row another transaction
+   * holds (an Idempotency-Key whose first request is still running), or lifts the bound again
+   * (`undefined`). PostgreSQL: SET LOCAL lock_timeout. SQLite: nothing, since with one writer at a
+   * time no other request holds a row meanwhile.
+   */
+  boundLockWaits(trx: Transaction<Database>, ms: number | undefined): Promise<void>;
+  /** Whether an error is that bound running out (the row is still held). */
+  isLockTimeout(error: unknown): boolean;
 }

@@ -6,12 +6,15 @@ import {
   type Pet,
   type PetStatus,
 } from '../../domain/pets/pet.js';
-import type { CreateOutcome, IdempotencyCompletion, PetStore } from '../../domain/ports.js';
-import { type Database, type PetsTable, toBigInt, toNumber } from './database.js';
+import type { IdempotentCreate, IdempotentOutcome, PetStore } from '../../domain/ports.js';
+import { type Database, type PetsTable, toBigInt, toNumber, toOptionalNumber } from './database.js';
+import type { DialectTraits } from './dialect-traits.js';
 
 const INSERT_BATCH = 500;
+/** How long a create waits for another request holding the same Idempotency-Key to commit. */
+const IDEMPOTENCY_LOCK_WAIT_MS = 1_000;
 /** Thrown inside the transaction only to roll it back; never leaves this file. */
-const CLAIM_LOST = Symbol('claim lost');
+const KEY_HELD = Symbol('Idempotency-Key held by a running request');
 
 function toPet(row: Pick<Selectable<PetsTable>, 'id' | 'name' | 'category_id' | 'status'>): Pet {
   const pet: Pet = { id: toNumber(row.id), name: row.name, categoryId: toBigInt(row.category_id) };
@@ -43,6 +46,7 @@ async function insertPet(trx: Transaction<Database>, input: NewPet, now: number)
 export class SqlPetStore implements PetStore {
   constructor(
     private readonly db: Kysely<Database>,
+    private readonly traits: DialectTraits,
     /** The engine's answer to PetStore.settledThrough (see each backend folder). */
     readonly settledThrough: () => number,
     private readonly now: () => number = Date.now,
@@ -71,25 +75,66 @@ export class SqlPetStore implements PetStore {
     return this.db.transaction().execute((trx) => insertPet(trx, input, this.now()));
   }
 
-  async createForClaim(input: NewPet, claim: IdempotencyCompletion): Promise<CreateOutcome> {
+  async createIdempotent(input: NewPet, request: IdempotentCreate): Promise<IdempotentOutcome> {
+    const { scope, fingerprint, now } = request;
     return this.db
       .transaction()
-      .execute(async (trx): Promise<CreateOutcome> => {
+      .execute(async (trx): Promise<IdempotentOutcome> => {
+        await this.traits.boundLockWaits(trx, IDEMPOTENCY_LOCK_WAIT_MS);
+        // Takes the key unless a record within retention holds it. A record without a pet can only
+        // be an older version's claim whose request died: it is taken over too. Under PostgreSQL,
+        // a concurrent request's uncommitted record makes this wait: for its commit (then it is a
+        // replay or a mismatch below) or its rollback (then the key is free).
+        const taken = await trx
+          .insertInto('idempotency_keys')
+          .values({
+            api_key_id: scope.apiKeyId,
+            key: scope.key,
+            fingerprint,
+            pet_id: null,
+            created_at: now,
+            locked_at: now,
+          })
+          .onConflict((oc) =>
+            oc
+              .columns(['api_key_id', 'key'])
+              .doUpdateSet({ fingerprint, pet_id: null, created_at: now, locked_at: now })
+              .where((eb) =>
+                eb.or([
+                  eb('idempotency_keys.created_at', '<=', now - request.retentionMs),
+                  eb('idempotency_keys.pet_id', 'is', null),
+                ]),
+              ),
+          )
+          .returning('api_key_id')
+          .executeTakeFirst()
+          .catch((error: unknown) => {
+            throw this.traits.isLockTimeout(error) ? KEY_HELD : error;
+          });
+        // Only the key may be reported as held; any other wait is the statement timeout's.
+        await this.traits.boundLockWaits(trx, undefined);
+        if (taken === undefined) {
+          const row = await trx
+            .selectFrom('idempotency_keys')
+            .select(['fingerprint', 'pet_id'])
+            .where('api_key_id', '=', scope.apiKeyId)
+            .where('key', '=', scope.key)
+            .executeTakeFirstOrThrow();
+          const petId = toOptionalNumber(row.pet_id);
+          if (petId === undefined) return { kind: 'in_progress' };
+          return row.fingerprint === fingerprint ? { kind: 'replay', petId } : { kind: 'mismatch' };
+        }
         const pet = await insertPet(trx, input, this.now());
-        const result = await trx
+        await trx
           .updateTable('idempotency_keys')
           .set({ pet_id: pet.id })
-          .where('api_key_id', '=', claim.apiKeyId)
-          .where('key', '=', claim.key)
-          .where('fingerprint', '=', claim.fingerprint)
-          .where('pet_id', 'is', null)
-          .executeTakeFirst();
-        // Throwing rolls the pet back; the outcome below tells the caller why.
-        if (result.numUpdatedRows !== 1n) throw CLAIM_LOST;
+          .where('api_key_id', '=', scope.apiKeyId)
+          .where('key', '=', scope.key)
+          .execute();
         return { kind: 'created', pet };
       })
       .catch((error: unknown) => {
-        if (error === CLAIM_LOST) return { kind: 'claim_lost' } as const;
+        if (error === KEY_HELD) return { kind: 'in_progress' } as const;
         throw error;
       });
   }

@@ -18,6 +18,8 @@ export interface SqliteStorage extends Storage {
 const SQLITE_TRAITS: DialectTraits = {
   withFirstKeyLock: (db, insert) => insert(db),
   skipLocked: false,
+  boundLockWaits: async () => undefined,
+  isLockTimeout: () => false,
 };
 
 export function createSqliteStorage(path: string): SqliteStorage {
@@ -27,7 +29,7 @@ export function createSqliteStorage(path: string): SqliteStorage {
     backend: 'sqlite',
     // One writer at a time: an id is taken inside the write transaction and transactions commit
     // in order, so once an id is visible every lower one that will ever exist is too.
-    pets: new SqlPetStore(db, () => MAX_PET_ID),
+    pets: new SqlPetStore(db, SQLITE_TRAITS, () => MAX_PET_ID),
     apiKeys: new SqlApiKeyStore(db, SQLITE_TRAITS),
     idempotency: new SqlIdempotencyStore(db, SQLITE_TRAITS),
     migrate: () => migrateToLatest(db, SQLITE_MIGRATIONS),
