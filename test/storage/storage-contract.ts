@@ -124,6 +124,25 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         expect(typeof fetched?.id).toBe('number');
       });
 
+      it('creates concurrent pets in one group, and a row that breaks a rule fails alone', async () => {
+        const tag = uniqueName('Group');
+        const inputs: NewPet[] = Array.from({ length: 11 }, (_, i) => ({
+          name: `${tag} ${i}`,
+          // categoryId 0 breaks the table's CHECK (the API refuses it sooner; storage must too).
+          categoryId: i === 5 ? 0n : 1n,
+        }));
+        const results = await Promise.allSettled(inputs.map((input) => storage.pets.create(input)));
+        expect(results.map((r) => r.status)).toEqual(
+          inputs.map((_, i) => (i === 5 ? 'rejected' : 'fulfilled')),
+        );
+        const created = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+        const first = Math.min(...created.map((p) => p.id));
+        const stored = (await listAllAfter(storage, first - 1)).filter((p) =>
+          p.name.startsWith(tag),
+        );
+        expect(stored).toEqual([...created].sort((a, b) => a.id - b.id));
+      });
+
       it('returns undefined for an id that does not exist, including 9223372036854775807', async () => {
         await expect(storage.pets.get(INT64_MAX)).resolves.toBeUndefined();
         await expect(storage.pets.get(BigInt(Number.MAX_SAFE_INTEGER))).resolves.toBeUndefined();

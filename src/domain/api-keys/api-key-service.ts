@@ -43,6 +43,7 @@ export class ApiKeyService {
   static readonly TOUCH_INTERVAL_MS = MINUTE_MS;
   private static readonly CACHE_MAX_ENTRIES = 10_000;
 
+  /** By token: the keys seen valid lately (the process holds them in requests anyway). */
   private readonly cache = new Map<string, CacheEntry>();
   private readonly lastTouched = new Map<string, number>();
   private readonly known: KnownKeyHashes;
@@ -139,7 +140,7 @@ export class ApiKeyService {
   }
 
   private forget(id: string): void {
-    for (const [hash, entry] of this.cache) if (entry.record.id === id) this.cache.delete(hash);
+    for (const [token, entry] of this.cache) if (entry.record.id === id) this.cache.delete(token);
   }
 
   /** The rate limits in force for a key: its plan's, or its own for enterprise. */
@@ -158,13 +159,14 @@ export class ApiKeyService {
    */
   async authenticate(token: string | undefined, gate?: LookupGate): Promise<AuthResult> {
     if (token === undefined || token === '') return { ok: false, reason: 'missing' };
-    // Format and checksum first: made-up keys never reach storage.
-    if (!isWellFormedApiKey(token, this.environment)) return { ok: false, reason: 'malformed' };
-    const hash = hashApiKey(token);
     const now = this.clock.now();
-    const entry = this.cache.get(hash);
+    // Keyed by the token itself, so a key seen valid lately costs one lookup: no checksum, no hash.
+    const entry = this.cache.get(token);
     let record = entry !== undefined && entry.expiresAt > now ? entry.record : undefined;
     if (record === undefined) {
+      // Format and checksum first: made-up keys never reach storage.
+      if (!isWellFormedApiKey(token, this.environment)) return { ok: false, reason: 'malformed' };
+      const hash = hashApiKey(token);
       // An expired entry of a valid key still vouches that the key is worth a lookup.
       const vouched = entry !== undefined && entry.record.revokedAt === undefined;
       if (!vouched && gate !== undefined && !(await gate()) && !(await this.known.has(hash))) {
@@ -172,24 +174,24 @@ export class ApiKeyService {
       }
       record = await this.store.findByHash(hash);
       if (record === undefined) {
-        this.cache.delete(hash);
+        this.cache.delete(token);
         return { ok: false, reason: 'unknown' };
       }
-      this.remember(hash, record, now);
+      this.remember(token, record, now);
     }
     if (record.revokedAt !== undefined) return { ok: false, reason: 'revoked' };
     this.touch(record.id, now);
     return { ok: true, key: record };
   }
 
-  private remember(hash: string, record: ApiKeyRecord, now: number): void {
-    this.cache.delete(hash); // re-inserting moves it to the back of the eviction order
+  private remember(token: string, record: ApiKeyRecord, now: number): void {
+    this.cache.delete(token); // re-inserting moves it to the back of the eviction order
     if (this.cache.size >= ApiKeyService.CACHE_MAX_ENTRIES) {
       // Map keeps insertion order: dropping the first entry drops the oldest.
       const oldest = this.cache.keys().next();
       if (!oldest.done) this.cache.delete(oldest.value);
     }
-    this.cache.set(hash, { record, expiresAt: now + ApiKeyService.CACHE_TTL_MS });
+    this.cache.set(token, { record, expiresAt: now + ApiKeyService.CACHE_TTL_MS });
   }
 
   /** Last-used is coarse on purpose: at most one write per key per interval, never awaited. */

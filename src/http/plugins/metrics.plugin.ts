@@ -65,18 +65,36 @@ function operationOf(request: FastifyRequest): string {
   return options.url ?? 'unmatched';
 }
 
-/** Counts every answer and serves the registry at /metrics (Prometheus text format). */
+/**
+ * Counts every answer and serves the registry at /metrics (Prometheus text format). The labelled
+ * series are looked up once per label combination (there are few) and kept, so counting costs no
+ * label hashing per request.
+ */
 export const metricsPlugin = fp<{ metrics: Metrics }>(
   async (app, { metrics }) => {
-    app.addHook('onResponse', async (request, reply) => {
+    const counters = new Map<string, { inc(): void }>();
+    const timers = new Map<string, { observe(seconds: number): void }>();
+    app.addHook('onResponse', (request, reply, done) => {
       const operation = operationOf(request);
-      metrics.requests.inc({ operation, method: request.method, status: reply.statusCode });
-      metrics.duration.observe({ operation }, reply.elapsedTime / 1000);
+      const series = `${operation} ${request.method} ${reply.statusCode}`;
+      let counter = counters.get(series);
+      if (counter === undefined) {
+        counter = metrics.requests.labels(operation, request.method, String(reply.statusCode));
+        counters.set(series, counter);
+      }
+      counter.inc();
+      let timer = timers.get(operation);
+      if (timer === undefined) {
+        timer = metrics.duration.labels(operation);
+        timers.set(operation, timer);
+      }
+      timer.observe(reply.elapsedTime / 1000);
       const deprecated = (request.routeOptions.schema as { deprecated?: unknown } | undefined)
         ?.deprecated;
       if (deprecated === true && request.apiKey !== undefined) {
         metrics.deprecatedCalls.inc({ operation, key_id: request.apiKey.id });
       }
+      done();
     });
     app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
       const text = await metrics.registry.metrics();

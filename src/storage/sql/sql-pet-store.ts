@@ -6,44 +6,59 @@ import {
   type Pet,
   type PetStatus,
 } from '../../domain/pets/pet.js';
+import { DependencyUnavailableError } from '../../domain/errors.js';
 import type { IdempotentCreate, IdempotentOutcome, PetStore } from '../../domain/ports.js';
 import { type Database, type PetsTable, toBigInt, toNumber, toOptionalNumber } from './database.js';
 import type { DialectTraits } from './dialect-traits.js';
+import { type NewPetRow, petQueries } from './pet-queries.js';
 
 const INSERT_BATCH = 500;
+/** The most creates one shared transaction takes; more wait for the next. */
+const MAX_GROUP = 200;
 /** How long a create waits for another request holding the same Idempotency-Key to commit. */
 const IDEMPOTENCY_LOCK_WAIT_MS = 1_000;
 /** Thrown inside the transaction only to roll it back; never leaves this file. */
 const KEY_HELD = Symbol('Idempotency-Key held by a running request');
 
-function toPet(row: Pick<Selectable<PetsTable>, 'id' | 'name' | 'category_id' | 'status'>): Pet {
+export function toPet(
+  row: Pick<Selectable<PetsTable>, 'id' | 'name' | 'category_id' | 'status'>,
+): Pet {
   const pet: Pet = { id: toNumber(row.id), name: row.name, categoryId: toBigInt(row.category_id) };
   if (row.status !== null && isPetStatus(row.status)) pet.status = row.status;
   return pet;
 }
 
-function toRow(input: NewPet, now: number) {
+export function toRow(input: NewPet, now: number): NewPetRow {
   return {
     name: input.name,
-    category_id: input.categoryId,
+    categoryId: input.categoryId,
     status: input.status ?? null,
-    created_at: now,
+    createdAt: now,
   };
 }
 
-async function insertPet(trx: Transaction<Database>, input: NewPet, now: number): Promise<Pet> {
-  const { id } = await trx
-    .insertInto('pets')
-    .values(toRow(input, now))
-    .returning('id')
-    .executeTakeFirstOrThrow();
+/** Ids must stay readable by every JavaScript client; refusing an id above that rolls it back. */
+export function checkedPetId(id: bigint | number | string): number {
   const petId = toNumber(id);
-  // Ids must stay readable by every JavaScript client; refusing here rolls the insert back.
   if (petId > MAX_PET_ID) throw new Error('pet ids are exhausted (2^53 - 1 reached)');
-  return { id: petId, ...input };
+  return petId;
 }
 
+async function insertPet(trx: Transaction<Database>, input: NewPet, now: number): Promise<Pet> {
+  const { id } = await petQueries.insert(trx, toRow(input, now)).executeTakeFirstOrThrow();
+  return { id: checkedPetId(id), ...input };
+}
+
+/**
+ * The pet store that runs each query through Kysely, as built: PostgreSQL's. (SQLite runs the same
+ * queries as statements prepared once, with creates committed in groups: sqlite-pet-store.ts.)
+ */
 export class SqlPetStore implements PetStore {
+  /** Creates waiting for the next shared commit. */
+  private pending: Array<{ input: NewPet; resolve(pet: Pet): void; reject(error: unknown): void }> =
+    [];
+  private readonly commitGroup = () => void this.flush();
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly traits: DialectTraits,
@@ -53,60 +68,64 @@ export class SqlPetStore implements PetStore {
   ) {}
 
   async list(query: { afterId: number; status?: PetStatus; limit: number }): Promise<Pet[]> {
-    let select = this.db
-      .selectFrom('pets')
-      .select(['id', 'name', 'category_id', 'status'])
-      .where('id', '>', query.afterId);
-    if (query.status !== undefined) select = select.where('status', '=', query.status);
-    const rows = await select.orderBy('id').limit(query.limit).execute();
+    const { afterId, limit, status } = query;
+    const rows = await (
+      status === undefined
+        ? petQueries.listAll(this.db, { afterId, limit })
+        : petQueries.listByStatus(this.db, { afterId, limit, status })
+    ).execute();
     return rows.map(toPet);
   }
 
   async get(id: bigint): Promise<Pet | undefined> {
-    const row = await this.db
-      .selectFrom('pets')
-      .select(['id', 'name', 'category_id', 'status'])
-      .where('id', '=', id)
-      .executeTakeFirst();
+    const row = await petQueries.getById(this.db, { id }).executeTakeFirst();
     return row === undefined ? undefined : toPet(row);
   }
 
-  async create(input: NewPet): Promise<Pet> {
-    return this.db.transaction().execute((trx) => insertPet(trx, input, this.now()));
+  /**
+   * Creates that arrive while the event loop is busy share one transaction (one commit, one
+   * connection). Each resolves only after that commit. If the shared transaction fails for
+   * anything but an outage, each create is tried again on its own, so one bad row fails alone.
+   */
+  create(input: NewPet): Promise<Pet> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ input, resolve, reject });
+      if (this.pending.length === 1) setImmediate(this.commitGroup);
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const group = this.pending.splice(0, MAX_GROUP);
+    if (this.pending.length > 0) setImmediate(this.commitGroup);
+    const alone = (input: NewPet) =>
+      this.db.transaction().execute((trx) => insertPet(trx, input, this.now()));
+    try {
+      const pets = await this.db.transaction().execute(async (trx) => {
+        const created: Pet[] = [];
+        for (const { input } of group) created.push(await insertPet(trx, input, this.now()));
+        return created;
+      });
+      group.forEach((write, i) => write.resolve(pets[i] as Pet));
+    } catch (error) {
+      if (group.length === 1 || error instanceof DependencyUnavailableError) {
+        for (const write of group) write.reject(error);
+        return;
+      }
+      await Promise.all(group.map((write) => alone(write.input).then(write.resolve, write.reject)));
+    }
   }
 
   async createIdempotent(input: NewPet, request: IdempotentCreate): Promise<IdempotentOutcome> {
     const { scope, fingerprint, now } = request;
+    const key = { apiKeyId: scope.apiKeyId, key: scope.key };
     return this.db
       .transaction()
       .execute(async (trx): Promise<IdempotentOutcome> => {
         await this.traits.boundLockWaits(trx, IDEMPOTENCY_LOCK_WAIT_MS);
-        // Takes the key unless a record within retention holds it. A record without a pet can only
-        // be an older version's claim whose request died: it is taken over too. Under PostgreSQL,
-        // a concurrent request's uncommitted record makes this wait: for its commit (then it is a
-        // replay or a mismatch below) or its rollback (then the key is free).
-        const taken = await trx
-          .insertInto('idempotency_keys')
-          .values({
-            api_key_id: scope.apiKeyId,
-            key: scope.key,
-            fingerprint,
-            pet_id: null,
-            created_at: now,
-            locked_at: now,
-          })
-          .onConflict((oc) =>
-            oc
-              .columns(['api_key_id', 'key'])
-              .doUpdateSet({ fingerprint, pet_id: null, created_at: now, locked_at: now })
-              .where((eb) =>
-                eb.or([
-                  eb('idempotency_keys.created_at', '<=', now - request.retentionMs),
-                  eb('idempotency_keys.pet_id', 'is', null),
-                ]),
-              ),
-          )
-          .returning('api_key_id')
+        // A concurrent request's uncommitted record makes this wait: for its commit (then it is
+        // a replay or a mismatch below) or its rollback (then the key is free).
+        const taken = await petQueries
+          .takeKey(trx, { ...key, fingerprint, now, expiredBefore: now - request.retentionMs })
           .executeTakeFirst()
           .catch((error: unknown) => {
             throw this.traits.isLockTimeout(error) ? KEY_HELD : error;
@@ -114,23 +133,11 @@ export class SqlPetStore implements PetStore {
         // Only the key may be reported as held; any other wait is the statement timeout's.
         await this.traits.boundLockWaits(trx, undefined);
         if (taken === undefined) {
-          const row = await trx
-            .selectFrom('idempotency_keys')
-            .select(['fingerprint', 'pet_id'])
-            .where('api_key_id', '=', scope.apiKeyId)
-            .where('key', '=', scope.key)
-            .executeTakeFirstOrThrow();
-          const petId = toOptionalNumber(row.pet_id);
-          if (petId === undefined) return { kind: 'in_progress' };
-          return row.fingerprint === fingerprint ? { kind: 'replay', petId } : { kind: 'mismatch' };
+          const row = await petQueries.readKey(trx, key).executeTakeFirstOrThrow();
+          return keyOutcome(row, fingerprint);
         }
         const pet = await insertPet(trx, input, this.now());
-        await trx
-          .updateTable('idempotency_keys')
-          .set({ pet_id: pet.id })
-          .where('api_key_id', '=', scope.apiKeyId)
-          .where('key', '=', scope.key)
-          .execute();
+        await petQueries.pointKeyAtPet(trx, { ...key, petId: pet.id }).execute();
         return { kind: 'created', pet };
       })
       .catch((error: unknown) => {
@@ -144,10 +151,26 @@ export class SqlPetStore implements PetStore {
     // One transaction: a seed that fails halfway leaves nothing behind.
     await this.db.transaction().execute(async (trx) => {
       for (let start = 0; start < inputs.length; start += INSERT_BATCH) {
-        const rows = inputs.slice(start, start + INSERT_BATCH).map((input) => toRow(input, now));
+        const rows = inputs.slice(start, start + INSERT_BATCH).map((input) => ({
+          name: input.name,
+          category_id: input.categoryId,
+          status: input.status ?? null,
+          created_at: now,
+        }));
         await trx.insertInto('pets').values(rows).execute();
       }
     });
     return inputs.length;
   }
+}
+
+/** What a key already taken says to a request with this fingerprint. */
+export function keyOutcome(
+  row: { fingerprint: string; pet_id: bigint | number | string | null },
+  fingerprint: string,
+): IdempotentOutcome {
+  const petId = toOptionalNumber(row.pet_id);
+  // Only a request still running leaves a record without its pet (see takeKey).
+  if (petId === undefined) return { kind: 'in_progress' };
+  return row.fingerprint === fingerprint ? { kind: 'replay', petId } : { kind: 'mismatch' };
 }

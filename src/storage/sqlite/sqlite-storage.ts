@@ -1,11 +1,10 @@
 import { sql } from 'kysely';
-import { MAX_PET_ID } from '../../domain/pets/pet.js';
 import type { Storage } from '../../domain/ports.js';
 import type { DialectTraits } from '../sql/dialect-traits.js';
 import { migrateDown, migrateToLatest } from '../sql/migrate.js';
 import { SqlApiKeyStore } from '../sql/sql-api-key-store.js';
 import { SqlIdempotencyStore } from '../sql/sql-idempotency-store.js';
-import { SqlPetStore } from '../sql/sql-pet-store.js';
+import { SqlitePetStore } from './sqlite-pet-store.js';
 import { openSqlite } from './sqlite-connection.js';
 import { SQLITE_MIGRATIONS } from './sqlite-migrations.js';
 
@@ -18,6 +17,7 @@ export interface SqliteStorage extends Storage {
 const SQLITE_TRAITS: DialectTraits = {
   withFirstKeyLock: (db, insert) => insert(db),
   skipLocked: false,
+  // For the Kysely pet store only; SQLite's own (sqlite-pet-store.ts) has one writer, no lock waits.
   boundLockWaits: async () => undefined,
   isLockTimeout: () => false,
 };
@@ -27,9 +27,7 @@ export function createSqliteStorage(path: string): SqliteStorage {
   let closed = false;
   return {
     backend: 'sqlite',
-    // One writer at a time: an id is taken inside the write transaction and transactions commit
-    // in order, so once an id is visible every lower one that will ever exist is too.
-    pets: new SqlPetStore(db, SQLITE_TRAITS, () => MAX_PET_ID),
+    pets: new SqlitePetStore(db, raw),
     apiKeys: new SqlApiKeyStore(db, SQLITE_TRAITS),
     idempotency: new SqlIdempotencyStore(db, SQLITE_TRAITS),
     migrate: () => migrateToLatest(db, SQLITE_MIGRATIONS),

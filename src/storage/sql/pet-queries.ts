@@ -1,0 +1,113 @@
+import type { Kysely } from 'kysely';
+import type { Database } from './database.js';
+
+/**
+ * The pet and idempotency-key queries every SQL backend runs: built with Kysely from named
+ * parameters. PostgreSQL builds them per call (src/storage/sql/sql-pet-store.ts); SQLite compiles
+ * each one once into a prepared statement (src/storage/sqlite/sqlite-pet-store.ts).
+ */
+const PET_COLUMNS = ['id', 'name', 'category_id', 'status'] as const;
+
+export interface ListParams {
+  afterId: number;
+  limit: number;
+}
+
+export interface NewPetRow {
+  name: string;
+  categoryId: bigint;
+  status: string | null;
+  createdAt: number;
+}
+
+export interface KeyParams {
+  apiKeyId: string;
+  key: string;
+}
+
+export interface TakeKeyParams extends KeyParams {
+  fingerprint: string;
+  now: number;
+  /** Records created at or before this have expired and may be taken over. */
+  expiredBefore: number;
+}
+
+export const petQueries = {
+  listAll: (db: Kysely<Database>, p: ListParams) =>
+    db
+      .selectFrom('pets')
+      .select(PET_COLUMNS)
+      .where('id', '>', p.afterId)
+      .orderBy('id')
+      .limit(p.limit),
+
+  listByStatus: (db: Kysely<Database>, p: ListParams & { status: string }) =>
+    db
+      .selectFrom('pets')
+      .select(PET_COLUMNS)
+      .where('id', '>', p.afterId)
+      .where('status', '=', p.status)
+      .orderBy('id')
+      .limit(p.limit),
+
+  getById: (db: Kysely<Database>, p: { id: bigint }) =>
+    db.selectFrom('pets').select(PET_COLUMNS).where('id', '=', p.id),
+
+  insert: (db: Kysely<Database>, p: NewPetRow) =>
+    db
+      .insertInto('pets')
+      .values({
+        name: p.name,
+        category_id: p.categoryId,
+        status: p.status,
+        created_at: p.createdAt,
+      })
+      .returning('id'),
+
+  /**
+   * Takes an Idempotency-Key unless a record within retention holds it. A record without a pet
+   * can only be an older version's claim whose request died: it is taken over too.
+   */
+  takeKey: (db: Kysely<Database>, p: TakeKeyParams) =>
+    db
+      .insertInto('idempotency_keys')
+      .values({
+        api_key_id: p.apiKeyId,
+        key: p.key,
+        fingerprint: p.fingerprint,
+        pet_id: null,
+        created_at: p.now,
+        locked_at: p.now,
+      })
+      .onConflict((oc) =>
+        oc
+          .columns(['api_key_id', 'key'])
+          .doUpdateSet({
+            fingerprint: p.fingerprint,
+            pet_id: null,
+            created_at: p.now,
+            locked_at: p.now,
+          })
+          .where((eb) =>
+            eb.or([
+              eb('idempotency_keys.created_at', '<=', p.expiredBefore),
+              eb('idempotency_keys.pet_id', 'is', null),
+            ]),
+          ),
+      )
+      .returning('api_key_id'),
+
+  readKey: (db: Kysely<Database>, p: KeyParams) =>
+    db
+      .selectFrom('idempotency_keys')
+      .select(['fingerprint', 'pet_id'])
+      .where('api_key_id', '=', p.apiKeyId)
+      .where('key', '=', p.key),
+
+  pointKeyAtPet: (db: Kysely<Database>, p: KeyParams & { petId: number }) =>
+    db
+      .updateTable('idempotency_keys')
+      .set({ pet_id: p.petId })
+      .where('api_key_id', '=', p.apiKeyId)
+      .where('key', '=', p.key),
+};
