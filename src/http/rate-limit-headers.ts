@@ -18,17 +18,20 @@ export const RATE_LIMIT_HEADER_NAMES = [
  */
 export function setRateLimitHeaders(reply: FastifyReply, state: RateState): void {
   const { inForce, windows, decidedAt } = state;
-  void reply.headers({
-    'x-ratelimit-limit': String(inForce.limit),
-    'x-ratelimit-remaining': String(inForce.remaining),
-    'x-ratelimit-reset': String(Math.ceil(inForce.resetAt / 1000)),
-    'ratelimit-policy': windows
-      .map((w) => `"${w.name}";q=${w.limit};w=${w.lengthSeconds}`)
-      .join(', '),
-    ratelimit: windows
-      .map((w) => `"${w.name}";r=${w.remaining};t=${Math.ceil((w.resetAt - decidedAt) / 1000)}`)
-      .join(', '),
-  });
+  // Built by hand: this runs on every response under /v1.
+  let policy = '';
+  let remaining = '';
+  for (const w of windows) {
+    const separator = policy === '' ? '' : ', ';
+    policy += `${separator}"${w.name}";q=${w.limit};w=${w.lengthSeconds}`;
+    remaining += `${separator}"${w.name}";r=${w.remaining};t=${Math.ceil((w.resetAt - decidedAt) / 1000)}`;
+  }
+  void reply
+    .header('x-ratelimit-limit', String(inForce.limit))
+    .header('x-ratelimit-remaining', String(inForce.remaining))
+    .header('x-ratelimit-reset', String(Math.ceil(inForce.resetAt / 1000)))
+    .header('ratelimit-policy', policy)
+    .header('ratelimit', remaining);
 }
 
 /** The 429 a refused decision answers. */

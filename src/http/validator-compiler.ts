@@ -165,31 +165,40 @@ export function createValidatorCompiler(
       throw new Error(`schema type ${String(s.type)} is not supported for ${name}`);
     };
 
+    // Resolved once, at compile time: the validator runs on every request.
+    const properties = root.properties ?? {};
+    const names = Object.keys(properties);
+    const fields = Object.entries(properties).map(([key, propertySchema]) => {
+      const s = resolve(propertySchema);
+      return {
+        key,
+        schema: s,
+        required: root.required?.includes(key) === true,
+        fallback: propertySchema.default ?? s.default,
+      };
+    });
+    const closed = root.additionalProperties === false;
     return (data: unknown) => {
       if (!isObject(data)) return refuse(problems.notObject(part));
       const input = data;
-      const properties = root.properties ?? {};
-      if (root.additionalProperties === false) {
-        for (const key of Object.keys(input)) {
-          if (!Object.hasOwn(properties, key)) {
-            return refuse(problems.unknown(part, key, Object.keys(properties)));
+      if (closed) {
+        for (const key in input) {
+          if (Object.hasOwn(input, key) && !Object.hasOwn(properties, key)) {
+            return refuse(problems.unknown(part, key, names));
           }
         }
       }
       const output: Record<string, unknown> = part === 'headers' ? input : {};
-      for (const [key, propertySchema] of Object.entries(properties)) {
-        const s = resolve(propertySchema);
-        const raw = Object.hasOwn(input, key) ? input[key] : undefined;
+      for (const field of fields) {
+        const raw = Object.hasOwn(input, field.key) ? input[field.key] : undefined;
         if (raw === undefined) {
-          if (root.required?.includes(key)) return refuse(problems.required(key));
-          if (s.default !== undefined || propertySchema.default !== undefined) {
-            output[key] = propertySchema.default ?? s.default;
-          }
+          if (field.required) return refuse(problems.required(field.key));
+          if (field.fallback !== undefined) output[field.key] = field.fallback;
           continue;
         }
-        const checked = checkValue(key, raw, s);
+        const checked = checkValue(field.key, raw, field.schema);
         if (!checked.ok) return refuse(checked.message);
-        output[key] = checked.value;
+        output[field.key] = checked.value;
       }
       return { value: output };
     };
@@ -209,26 +218,66 @@ function isObject(data: unknown): data is Record<string, unknown> {
   );
 }
 
+interface IntegerBounds {
+  lower: bigint;
+  upper: bigint;
+  /** The same bounds as numbers, when both are safe: the fast path for ordinary values. */
+  safe: { lower: number; upper: number } | undefined;
+}
+const boundsOf = new WeakMap<JsonSchema, IntegerBounds>();
+
+function integerBounds(s: JsonSchema): IntegerBounds {
+  let bounds = boundsOf.get(s);
+  if (bounds === undefined) {
+    const min = s.minimum ?? (s.format === 'int64' ? undefined : Number.MIN_SAFE_INTEGER);
+    const max = s.maximum ?? (s.format === 'int64' ? undefined : Number.MAX_SAFE_INTEGER);
+    const lower = BigInt(min ?? -INT64_MAX - 1n);
+    const upper = max === undefined ? INT64_MAX : BigInt(max);
+    const safe =
+      lower >= BigInt(Number.MIN_SAFE_INTEGER) && upper <= BigInt(Number.MAX_SAFE_INTEGER)
+        ? { lower: Number(lower), upper: Number(upper) }
+        : undefined;
+    bounds = { lower, upper, safe };
+    boundsOf.set(s, bounds);
+  }
+  return bounds;
+}
+
+const SHORT_DECIMAL = /^-?\d{1,15}$/;
+const DECIMAL = /^-?\d{1,20}$/;
+
 function checkInteger(name: string, raw: unknown, s: JsonSchema, fromText: boolean): Check {
-  const min = s.minimum ?? (s.format === 'int64' ? undefined : Number.MIN_SAFE_INTEGER);
-  const max = s.maximum ?? (s.format === 'int64' ? undefined : Number.MAX_SAFE_INTEGER);
-  const lower = BigInt(min ?? -INT64_MAX - 1n);
-  const upper = max === undefined ? INT64_MAX : BigInt(max);
-  const refusal = { ok: false, message: problems.integerRange(name, lower, upper) } as const;
+  const bounds = integerBounds(s);
+  const refusal = (): Check => ({
+    ok: false,
+    message: problems.integerRange(name, bounds.lower, bounds.upper),
+  });
+  const int64 = s.format === 'int64';
+  // Up to 15 digits a double is exact: most values never need a bigint.
+  const small =
+    fromText && typeof raw === 'string' && SHORT_DECIMAL.test(raw)
+      ? Number(raw)
+      : !fromText && typeof raw === 'number' && Number.isSafeInteger(raw)
+        ? raw
+        : undefined;
+  if (small !== undefined && bounds.safe !== undefined) {
+    if (small < bounds.safe.lower || small > bounds.safe.upper) return refusal();
+    return { ok: true, value: int64 ? BigInt(small) : small };
+  }
   let value: bigint;
-  if (fromText) {
-    if (typeof raw !== 'string' || !/^-?\d{1,20}$/.test(raw)) return refusal;
+  if (small !== undefined) {
+    value = BigInt(small);
+  } else if (fromText) {
+    if (typeof raw !== 'string' || !DECIMAL.test(raw)) return refusal();
     value = BigInt(raw);
   } else if (typeof raw === 'bigint') {
     value = raw;
-  } else if (typeof raw === 'number' && Number.isSafeInteger(raw)) {
-    value = BigInt(raw);
   } else {
     // The body parser gives every integer as a safe number or a bigint; anything else (a string,
     // a fraction or a huge integer kept as text by src/http/strict-json.ts) is refused, never
     // rounded.
-    return refusal;
+    return refusal();
   }
-  if (value < lower || value > upper) return refusal;
-  return { ok: true, value: s.format === 'int64' ? value : Number(value) };
+  if (value < bounds.lower || value > bounds.upper) return refusal();
+  return { ok: true, value: int64 ? value : Number(value) };
 }

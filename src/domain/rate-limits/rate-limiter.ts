@@ -45,11 +45,19 @@ export interface BanRules {
   durationMs: number;
 }
 
-export function keyWindows(limits: Limits): LimitWindow[] {
-  return [
-    { name: 'minute', limit: limits.perMinute, lengthMs: MINUTE_MS },
-    { name: 'day', limit: limits.perDay, lengthMs: DAY_MS },
-  ];
+/** Windows by limits object: a plan's limits are one object, a key's live as long as its record. */
+const windowsOf = new WeakMap<Limits, readonly LimitWindow[]>();
+
+export function keyWindows(limits: Limits): readonly LimitWindow[] {
+  let windows = windowsOf.get(limits);
+  if (windows === undefined) {
+    windows = Object.freeze([
+      { name: 'minute', limit: limits.perMinute, lengthMs: MINUTE_MS },
+      { name: 'day', limit: limits.perDay, lengthMs: DAY_MS },
+    ]);
+    windowsOf.set(limits, windows);
+  }
+  return windows;
 }
 
 export const ADDRESS_WINDOWS: readonly LimitWindow[] = [

@@ -8,10 +8,12 @@ import { httpErrors } from '../errors/http-error.js';
  */
 export const hostHeaderPlugin = fp(
   async (app) => {
-    app.addHook('onRequest', async (request) => {
+    app.addHook('onRequest', (request, _reply, done) => {
       if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
-        throw httpErrors.missingHost();
+        done(httpErrors.missingHost());
+        return;
       }
+      done();
     });
   },
   { name: 'host-header', dependencies: ['request-id'] },

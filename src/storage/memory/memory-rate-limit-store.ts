@@ -67,28 +67,34 @@ export class MemoryRateLimitStore implements RateLimitStore {
       this.entries.set(subject, entry);
     }
     const { slots } = entry;
-    windows.forEach((window, i) => {
-      const number = windowNumber(window, now);
+    // Plain loops: this runs on every request.
+    for (let i = 0; i < windows.length; i++) {
+      const number = windowNumber(windows[i] as LimitWindow, now);
       if (slots[i * SLOT] !== number) {
         slots[i * SLOT] = number;
         slots[i * SLOT + 1] = 0;
         slots[i * SLOT + 2] = 0;
       }
-    });
-    const used = () => windows.map((_, i) => slots[i * SLOT + 1] ?? 0);
+    }
 
     if (entry.ban !== undefined && entry.ban.until > now) {
-      return { kind: 'banned', used: used(), ban: entry.ban, started: false };
+      return {
+        kind: 'banned',
+        used: usedOf(slots, windows.length),
+        ban: entry.ban,
+        started: false,
+      };
     }
     entry.ban = undefined;
 
-    const refused = windows.flatMap((window, i) =>
-      (slots[i * SLOT + 1] ?? 0) >= window.limit ? [i] : [],
-    );
-    if (refused.length === 0) {
+    let refused: number[] | undefined;
+    for (let i = 0; i < windows.length; i++) {
+      if ((slots[i * SLOT + 1] ?? 0) >= (windows[i] as LimitWindow).limit) (refused ??= []).push(i);
+    }
+    if (refused === undefined) {
       for (let i = 0; i < windows.length; i++) slots[i * SLOT + 1] = (slots[i * SLOT + 1] ?? 0) + 1;
       this.file(entry, subject, windows, now);
-      return { kind: 'allowed', used: used() };
+      return { kind: 'allowed', used: usedOf(slots, windows.length) };
     }
     for (const i of refused) slots[i * SLOT + 2] = (slots[i * SLOT + 2] ?? 0) + 1;
     // The first 429 in a window is free; `after` more are tolerated; the next one starts a ban.
@@ -97,10 +103,10 @@ export class MemoryRateLimitStore implements RateLimitStore {
       // A ban settles the offence: after it, the key gets its full tolerance again.
       forgetRefusals(slots);
       this.file(entry, subject, windows, now);
-      return { kind: 'banned', used: used(), ban: entry.ban, started: true };
+      return { kind: 'banned', used: usedOf(slots, windows.length), ban: entry.ban, started: true };
     }
     this.file(entry, subject, windows, now);
-    return { kind: 'limited', used: used(), refused };
+    return { kind: 'limited', used: usedOf(slots, windows.length), refused };
   }
 
   async peek(subject: string, windows: readonly LimitWindow[], now: number): Promise<number[]> {
@@ -161,6 +167,13 @@ export class MemoryRateLimitStore implements RateLimitStore {
     for (const expiry of this.buckets.keys()) next = Math.min(next, expiry * MINUTE_MS);
     this.nextDue = next;
   }
+}
+
+/** Requests counted per window, in the order the windows were asked. */
+function usedOf(slots: readonly number[], count: number): number[] {
+  const used = new Array<number>(count);
+  for (let i = 0; i < count; i++) used[i] = slots[i * SLOT + 1] ?? 0;
+  return used;
 }
 
 function forgetRefusals(slots: number[]): void {
