@@ -1,4 +1,3 @@
-import PinoPretty from 'pino-pretty';
 import { type Config, ConfigError, loadConfigFromProcess } from './config/config.js';
 import { buildApp } from './http/build-app.js';
 import { createLogger } from './http/log-options.js';
@@ -19,13 +18,15 @@ function loadConfigOrExit(): Config {
 }
 
 /** Pretty lines for a person at a terminal; JSON, one object a line, for everything else. */
-function logDestination(): { stream?: NodeJS.WritableStream } {
-  return process.stdout.isTTY ? { stream: PinoPretty({ colorize: true, sync: true }) } : {};
+async function logDestination(): Promise<{ stream?: NodeJS.WritableStream }> {
+  if (!process.stdout.isTTY) return {};
+  const { default: pretty } = await import('pino-pretty');
+  return { stream: pretty({ colorize: true, sync: true }) };
 }
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
-  const logger = createLogger({ level: config.logLevel, ...logDestination() });
+  const logger = createLogger({ level: config.logLevel, ...(await logDestination()) });
   const services = await createServices(config, { migrate: true, log: logger });
   const app = await buildApp({ services, logger });
   await services.startBackgroundWork();

@@ -7,8 +7,6 @@ import { RateLimiter } from './domain/rate-limits/rate-limiter.js';
 import { createStorage } from './storage/create-storage.js';
 import { MemoryKeyChangeNotifier } from './storage/memory/memory-key-change-notifier.js';
 import { MemoryRateLimitStore } from './storage/memory/memory-rate-limit-store.js';
-import { createRedisKeyChangeNotifier } from './storage/redis/redis-key-change-notifier.js';
-import { createRedisRateLimitStore } from './storage/redis/redis-rate-limit-store.js';
 
 /** What the services report about their own work: outages, background failures. */
 export interface ServiceLog {
@@ -72,15 +70,23 @@ export async function createServices(
         { err: error },
         'Redis does not answer; rate-limited requests get 503 until it does',
       );
+    // The Redis client is loaded only when REDIS_URL is set (some 20 MB of memory otherwise).
+    const redis = config.redis
+      ? {
+          config: config.redis,
+          ...(await import('./storage/redis/redis-rate-limit-store.js')),
+          ...(await import('./storage/redis/redis-key-change-notifier.js')),
+        }
+      : undefined;
     let rateLimits = options.rateLimits;
     if (rateLimits === undefined) {
-      rateLimits = config.redis
-        ? await createRedisRateLimitStore(config.redis, { onError: onRedisError })
+      rateLimits = redis
+        ? await redis.createRedisRateLimitStore(redis.config, { onError: onRedisError })
         : new MemoryRateLimitStore(clock);
       owned.push(rateLimits);
     }
-    const keyChanges: KeyChangeNotifier = config.redis
-      ? await createRedisKeyChangeNotifier(config.redis, { onError: onRedisError })
+    const keyChanges: KeyChangeNotifier = redis
+      ? await redis.createRedisKeyChangeNotifier(redis.config, { onError: onRedisError })
       : new MemoryKeyChangeNotifier();
     owned.push(keyChanges);
 

@@ -1,4 +1,3 @@
-import cors from '@fastify/cors';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyError,
@@ -121,6 +120,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await app.register(securityHeadersPlugin);
   await app.register(hostHeaderPlugin);
   if (config.corsOrigins.length > 0) {
+    const { default: cors } = await import('@fastify/cors');
     await app.register(cors, {
       origin: [...config.corsOrigins],
       exposedHeaders: [

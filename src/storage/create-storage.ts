@@ -1,17 +1,17 @@
 import type { DatabaseConfig } from '../config/config.js';
 import type { Storage } from '../domain/ports.js';
-import { createPostgresStorage } from './postgres/postgres-storage.js';
-import { createSqliteStorage } from './sqlite/sqlite-storage.js';
 
 /** Picks the backend the configuration names; only main.ts and the CLI call this. */
 export async function createStorage(
   database: DatabaseConfig,
   options: { migrate?: boolean } = {},
 ): Promise<Storage> {
+  // Each backend's driver is loaded only when configured: pg alone is some 15 MB of memory that a
+  // SQLite deployment never uses.
   const storage =
     database.kind === 'postgres'
-      ? createPostgresStorage(database)
-      : createSqliteStorage(database.path);
+      ? (await import('./postgres/postgres-storage.js')).createPostgresStorage(database)
+      : (await import('./sqlite/sqlite-storage.js')).createSqliteStorage(database.path);
   try {
     if (options.migrate) await storage.migrate();
     return storage;
