@@ -89,7 +89,7 @@ function runOne(run: LoadRun, target: string, connections: number): Promise<WrkR
     '--',
     run.scenario,
     String(run.pets),
-    ...run.startPaths,
+    ...(run.scenario === 'list-cursor' ? run.startPaths : []),
   ];
   return new Promise((resolve, reject) => {
     const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -260,6 +260,7 @@ async function main(options: Options): Promise<void> {
     const seedSeconds = await seedPets(options.pets, storage.env, progress);
     progress(`seeded in ${seedSeconds.toFixed(1)} s`);
     const key = await createKey(storage.env);
+    await storage.settle();
 
     const servers: Record<Side, Server[]> = { baseline: [], service: [] };
     for (let i = 0; i < options.instances; i++) {

@@ -34,6 +34,8 @@ export interface Storage {
   readonly description: string;
   /** DATABASE_URL, and for PostgreSQL also REDIS_URL and REDIS_KEY_PREFIX. */
   readonly env: Env;
+  /** After seeding: what the database would have done on its own by the time a real service runs. */
+  settle(): Promise<void>;
   drop(): Promise<void>;
 }
 
@@ -42,6 +44,7 @@ export function sqliteStorage(dir: string): Storage {
   return {
     description: `SQLite, ${path}`,
     env: { DATABASE_URL: `sqlite:${path}` },
+    settle: async () => undefined,
     drop: async () => undefined, // the file goes with the temporary folder
   };
 }
@@ -49,27 +52,39 @@ export function sqliteStorage(dir: string): Storage {
 /** A new schema on the local PostgreSQL, and a Redis key prefix no one else uses. */
 export async function postgresStorage(): Promise<Storage> {
   const tag = `bench_${randomBytes(5).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: POSTGRES_URL });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE SCHEMA ${pg.escapeIdentifier(tag)}`);
-  } finally {
-    await admin.end();
-  }
+  const schema = pg.escapeIdentifier(tag);
+  const admin = async (statement: (client: pg.Client) => Promise<unknown>) => {
+    const client = new pg.Client({ connectionString: POSTGRES_URL });
+    await client.connect();
+    try {
+      await statement(client);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin((client) => client.query(`CREATE SCHEMA ${schema}`));
   const url = new URL(POSTGRES_URL);
   url.searchParams.set('options', `-c search_path=${tag}`);
   const keyPrefix = `${tag}:`;
   return {
     description: `PostgreSQL ${POSTGRES_URL} schema ${tag}, Redis ${REDIS_URL} prefix ${keyPrefix}`,
     env: { DATABASE_URL: url.toString(), REDIS_URL, REDIS_KEY_PREFIX: keyPrefix },
+    // Statistics for the planner, as autovacuum would gather them within minutes: right after a
+    // bulk seed there are none, and PostgreSQL plans list-status as a scan of every matching row
+    // followed by a sort (bench/README.md, "Findings").
+    async settle() {
+      await admin(async (client) => {
+        const { rows } = await client.query<{ tablename: string }>(
+          'SELECT tablename FROM pg_tables WHERE schemaname = $1',
+          [tag],
+        );
+        for (const { tablename } of rows) {
+          await client.query(`ANALYZE ${schema}.${pg.escapeIdentifier(tablename)}`);
+        }
+      });
+    },
     async drop() {
-      const client = new pg.Client({ connectionString: POSTGRES_URL });
-      await client.connect();
-      try {
-        await client.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(tag)} CASCADE`);
-      } finally {
-        await client.end();
-      }
+      await admin((client) => client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`));
       const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1, lazyConnect: true });
       try {
         await redis.connect();
