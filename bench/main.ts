@@ -3,7 +3,7 @@
  * scenario, A B A B over several rounds, with wrk; prints the medians and the service/baseline
  * ratios. See bench/README.md. Everything it starts is stopped at the end, on failure and on Ctrl-C.
  */
-import { mkdtempSync, rmSync, truncateSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, truncateSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -165,32 +165,42 @@ interface Run {
   startPaths: string[];
 }
 
+function load(run: Run, scenario: Scenario, side: Side, durationSeconds: number) {
+  return runLoad({
+    scenario,
+    targets: run.servers[side].map((s) => s.url),
+    connections: run.options.connections,
+    durationSeconds,
+    key: run.key,
+    pets: run.options.pets,
+    startPaths: run.startPaths,
+  });
+}
+
+const emptyLogs = (servers: readonly Server[]) =>
+  servers.forEach((s) => truncateSync(s.logPath, 0));
+
+/** Unmeasured load; fails like a measurement when answers are not the expected ones. */
+async function warmUp(run: Run, scenario: Scenario, side: Side): Promise<void> {
+  const result = await load(run, scenario, side, run.options.warmupSeconds);
+  emptyLogs(run.servers[side]);
+  failIfUnexpected(`${scenario} warm-up on the ${side}`, result);
+}
+
 async function measure(run: Run, scenario: Scenario, side: Side, round: number) {
-  const { options, key, startPaths } = run;
+  const { options } = run;
   const servers = run.servers[side];
-  const load = (durationSeconds: number) =>
-    runLoad({
-      scenario,
-      targets: servers.map((s) => s.url),
-      connections: options.connections,
-      durationSeconds,
-      key,
-      pets: options.pets,
-      startPaths,
-    });
-  const emptyLogs = () => servers.forEach((s) => truncateSync(s.logPath, 0));
-  failIfUnexpected(`${scenario} warm-up on the ${side}`, await load(options.warmupSeconds));
-  emptyLogs();
+  await warmUp(run, scenario, side);
 
   const serverTicks = () => servers.reduce((sum, s) => sum + cpuTicks(s.pid), 0);
   const before = { server: serverTicks(), wrk: exitedChildrenTicks(), machine: machineBusyTicks() };
   const started = performance.now();
-  const result = await load(options.durationSeconds);
+  const result = await load(run, scenario, side, options.durationSeconds);
   const wall = (performance.now() - started) / 1000;
   const server = serverTicks() - before.server;
   const wrk = exitedChildrenTicks() - before.wrk;
   const machine = machineBusyTicks() - before.machine;
-  emptyLogs();
+  emptyLogs(servers);
   failIfUnexpected(`${scenario} on the ${side}, round ${round}`, result);
   const cores = (ticks: number) => ticks / TICKS_PER_SECOND / wall;
   const measurement: Measurement = {
@@ -282,6 +292,12 @@ async function main(options: Options): Promise<void> {
     if (mismatches.length === 0) progress('the baseline answers as the service does (5 requests)');
 
     const run: Run = { options, key, servers, startPaths: cursorStarts(options.pets) };
+    // The first measurement of a fresh process would pay for its JIT compilation: every scenario
+    // runs once on every server before round 1.
+    progress(`priming: every scenario for ${options.warmupSeconds} s on each side`);
+    for (const scenario of options.scenarios) {
+      for (const side of ['baseline', 'service'] as const) await warmUp(run, scenario, side);
+    }
     const measurements: Measurement[] = [];
     for (let round = 1; round <= options.rounds; round++) {
       for (const scenario of options.scenarios) {
@@ -318,6 +334,14 @@ async function main(options: Options): Promise<void> {
       '',
     ];
     process.stdout.write(out.join('\n'));
+  } catch (error) {
+    // What the servers said on stderr is the first thing to read when the run fails.
+    for (const server of runningServers) {
+      const said = readFileSync(server.errPath, 'utf8').trim();
+      if (said !== '')
+        progress(`${server.label} stderr:\n${said.split('\n').slice(-15).join('\n')}`);
+    }
+    throw error;
   } finally {
     await cleanup();
   }
