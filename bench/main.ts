@@ -135,6 +135,9 @@ export function parseOptions(argv: string[]): Options {
   };
 }
 
+/** Set when SIGINT or SIGTERM stops the run: what fails afterwards is our own stopping. */
+let stoppedBy: NodeJS.Signals | undefined;
+
 const progress = (text: string) => process.stderr.write(`bench: ${text}\n`);
 const mib = (kib: number) => `${(kib / 1024).toFixed(0)} MiB`;
 
@@ -251,6 +254,7 @@ async function main(options: Options): Promise<void> {
   let storage: Storage | undefined;
   const cleanup = cleaner(dir, () => storage);
   const interrupted = (signal: NodeJS.Signals) => {
+    stoppedBy = signal;
     progress(`${signal}: stopping everything the benchmark started`);
     void cleanup().finally(() => process.exit(130));
   };
@@ -336,7 +340,7 @@ async function main(options: Options): Promise<void> {
     process.stdout.write(out.join('\n'));
   } catch (error) {
     // What the servers said on stderr is the first thing to read when the run fails.
-    for (const server of runningServers) {
+    for (const server of stoppedBy ? [] : runningServers) {
       const said = readFileSync(server.errPath, 'utf8').trim();
       if (said !== '')
         progress(`${server.label} stderr:\n${said.split('\n').slice(-15).join('\n')}`);
@@ -357,6 +361,7 @@ try {
   process.exit(2);
 }
 main(options).catch((error: unknown) => {
+  if (stoppedBy) return; // the signal handler reports and exits
   process.stderr.write(
     `bench: FAILED: ${error instanceof Error ? error.message : String(error)}\n`,
   );
