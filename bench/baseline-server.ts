@@ -84,7 +84,19 @@ class Pets {
       }
       return pet;
     }
-    return this.created.find((pet) => pet.id === id);
+    const pet = this.created[this.firstCreatedAfter(id - 1)];
+    return pet?.id === id ? pet : undefined;
+  }
+
+  /** Index of the first created pet with an id above `afterId` (they are in id order). */
+  private firstCreatedAfter(afterId: number): number {
+    let [low, high] = [0, this.created.length];
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if ((this.created[middle] as StoredPet).id > afterId) high = middle;
+      else low = middle + 1;
+    }
+    return low;
   }
 
   create(name: string, categoryId: number, status: PetStatus | undefined): StoredPet {
@@ -104,9 +116,10 @@ class Pets {
       const pet = this.get(id);
       if (matches(pet)) found.push(pet);
     }
-    for (const pet of this.created) {
+    for (let i = this.firstCreatedAfter(afterId); i < this.created.length; i++) {
       if (found.length > limit) break;
-      if (pet.id > afterId && matches(pet)) found.push(pet);
+      const pet = this.created[i];
+      if (matches(pet)) found.push(pet);
     }
     return found;
   }
