@@ -32,9 +32,19 @@ export interface ScenarioSummary {
   scenario: Scenario;
   baseline: SideSummary;
   service: SideSummary;
-  /** Median of each round's service/baseline ratio (the two ran back to back). */
-  rateRatio: number;
-  cpuRatio: number;
+  /** Each round's service/baseline ratio (the two ran back to back): median, lowest, highest. */
+  rateRatio: Spread;
+  cpuRatio: Spread;
+}
+
+export interface Spread {
+  median: number;
+  min: number;
+  max: number;
+}
+
+function spread(values: readonly number[]): Spread {
+  return { median: median(values), min: Math.min(...values), max: Math.max(...values) };
 }
 
 interface SideSummary {
@@ -66,7 +76,7 @@ export function summarize(
     const service = of('service');
     const paired = service.map((s) => [s, baseline.find((b) => b.round === s.round)] as const);
     const ratios = (value: (m: Measurement) => number) =>
-      median(paired.flatMap(([s, b]) => (b ? [value(s) / value(b)] : [])));
+      spread(paired.flatMap(([s, b]) => (b ? [value(s) / value(b)] : [])));
     return {
       scenario,
       baseline: summarizeSide(baseline),
@@ -79,7 +89,9 @@ export function summarize(
 
 const int = (n: number) => Math.round(n).toLocaleString('en');
 const ms = (n: number) => (n < 10 ? n.toFixed(2) : n.toFixed(1));
-const ratio = (n: number) => n.toFixed(2);
+/** The median, and the range over rounds when there were several: the noise, at a glance. */
+const ratio = ({ median, min, max }: Spread) =>
+  min === max ? median.toFixed(2) : `${median.toFixed(2)} (${min.toFixed(2)}-${max.toFixed(2)})`;
 
 export function table(summaries: readonly ScenarioSummary[]): string {
   const rows = [
