@@ -1,0 +1,286 @@
+/**
+ * The ceiling the service is compared with: a bare node:http server answering the benchmark's
+ * requests with the bytes the service sends (the same JSON, the same header set, rate-limit headers
+ * counted in memory), with no framework, validation, database or logging. Pets are the seed
+ * command's own samplePet(i), built when first asked for; created pets live in memory.
+ *
+ * A process of its own, so that its CPU time is read from /proc like the service's. Started by
+ * bench/main.ts with BENCH_BASELINE_CONFIG (JSON, see BaselineConfig).
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { samplePet } from '../src/cli/commands/seed.js';
+import { decodeCursor, encodeCursor } from '../src/domain/pets/cursor.js';
+import { GET_PET_DEPRECATED_AT, GET_PET_SUNSET_HTTP_DATE } from '../src/domain/pets/deprecation.js';
+import { isPetStatus, type PetStatus } from '../src/domain/pets/pet.js';
+
+export interface BaselineConfig {
+  port: number;
+  /** Pets 1..seeded exist from the start, as after `petstore seed --count seeded`. */
+  seeded: number;
+  /** The only Authorization value accepted: `Bearer <key>`. */
+  key: string;
+  perMinute: number;
+  perDay: number;
+  /** This process assigns ids seeded + firstId, + idStep, ...: with two processes, 1 and 2, step 2. */
+  firstId: number;
+  idStep: number;
+}
+
+/** What @fastify/helmet adds to every answer of the service, with its default settings. */
+const HELMET_HEADERS = {
+  'content-security-policy':
+    "default-src 'self';base-uri 'self';font-src 'self' https: data:;form-action 'self';frame-ancestors 'self';img-src 'self' data:;object-src 'none';script-src 'self';script-src-attr 'none';style-src 'self' https: 'unsafe-inline'",
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+  'origin-agent-cluster': '?1',
+  'referrer-policy': 'no-referrer',
+  'strict-transport-security': 'max-age=31536000; includeSubDomains',
+  'x-content-type-options': 'nosniff',
+  'x-dns-prefetch-control': 'off',
+  'x-download-options': 'noopen',
+  'x-frame-options': 'SAMEORIGIN',
+  'x-permitted-cross-domain-policies': 'none',
+  'x-xss-protection': '0',
+} as const;
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const MINUTE_MS = 60_000;
+const DAY_MS = 86_400_000;
+const PAGE_DEFAULT = 20;
+
+interface StoredPet {
+  id: number;
+  status: PetStatus | undefined;
+  /** The pet as the service serializes it. */
+  json: string;
+}
+
+function toJson(id: number, name: string, categoryId: number, status?: PetStatus): string {
+  return JSON.stringify(status ? { id, name, categoryId, status } : { id, name, categoryId });
+}
+
+type Headers = Record<string, string>;
+type Answer = { status: number; body: string; headers?: Headers };
+
+/** The in-memory store: seeded pets on demand, created pets in id order. */
+class Pets {
+  private readonly seededCache = new Map<number, StoredPet>();
+  private readonly created: StoredPet[] = [];
+  private nextId: number;
+
+  constructor(private readonly config: BaselineConfig) {
+    this.nextId = config.seeded + config.firstId;
+  }
+
+  get(id: number): StoredPet | undefined {
+    if (id >= 1 && id <= this.config.seeded) {
+      let pet = this.seededCache.get(id);
+      if (pet === undefined) {
+        const sample = samplePet(id - 1);
+        const json = toJson(id, sample.name, Number(sample.categoryId), sample.status);
+        pet = { id, status: sample.status, json };
+        this.seededCache.set(id, pet);
+      }
+      return pet;
+    }
+    const pet = this.created[this.firstCreatedAfter(id - 1)];
+    return pet?.id === id ? pet : undefined;
+  }
+
+  /** Index of the first created pet with an id above `afterId` (they are in id order). */
+  private firstCreatedAfter(afterId: number): number {
+    let [low, high] = [0, this.created.length];
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if ((this.created[middle] as StoredPet).id > afterId) high = middle;
+      else low = middle + 1;
+    }
+    return low;
+  }
+
+  create(name: string, categoryId: number, status: PetStatus | undefined): StoredPet {
+    const id = this.nextId;
+    this.nextId += this.config.idStep;
+    const pet = { id, status, json: toJson(id, name, categoryId, status) };
+    this.created.push(pet);
+    return pet;
+  }
+
+  /** Up to `limit` pets after `afterId` in id order, and whether more match (the service's limit + 1). */
+  page(afterId: number, status: PetStatus | undefined, limit: number): StoredPet[] {
+    const found: StoredPet[] = [];
+    const matches = (pet: StoredPet | undefined): pet is StoredPet =>
+      pet !== undefined && (status === undefined || pet.status === status);
+    for (let id = afterId + 1; id <= this.config.seeded && found.length <= limit; id++) {
+      const pet = this.get(id);
+      if (matches(pet)) found.push(pet);
+    }
+    for (let i = this.firstCreatedAfter(afterId); i < this.created.length; i++) {
+      if (found.length > limit) break;
+      const pet = this.created[i];
+      if (matches(pet)) found.push(pet);
+    }
+    return found;
+  }
+}
+
+/** Fixed windows counted in memory, described as the service's rate-limit headers describe them. */
+class Counters {
+  private minute = { start: 0, used: 0 };
+  private day = { start: 0, used: 0 };
+
+  constructor(private readonly config: BaselineConfig) {}
+
+  hit(now: number): Headers {
+    const minuteStart = now - (now % MINUTE_MS);
+    const dayStart = now - (now % DAY_MS);
+    if (this.minute.start !== minuteStart) this.minute = { start: minuteStart, used: 0 };
+    if (this.day.start !== dayStart) this.day = { start: dayStart, used: 0 };
+    this.minute.used += 1;
+    this.day.used += 1;
+    const windows = [
+      { name: 'minute', limit: this.config.perMinute, used: this.minute.used, start: minuteStart },
+      { name: 'day', limit: this.config.perDay, used: this.day.used, start: dayStart },
+    ].map((w, i) => ({
+      ...w,
+      remaining: Math.max(0, w.limit - w.used),
+      resetAt: w.start + (i === 0 ? MINUTE_MS : DAY_MS),
+      seconds: i === 0 ? 60 : 86_400,
+    }));
+    const [minute, day] = windows as [(typeof windows)[0], (typeof windows)[0]];
+    const inForce = day.remaining <= minute.remaining ? day : minute;
+    return {
+      'x-ratelimit-limit': String(inForce.limit),
+      'x-ratelimit-remaining': String(inForce.remaining),
+      'x-ratelimit-reset': String(Math.ceil(inForce.resetAt / 1000)),
+      'ratelimit-policy': windows.map((w) => `"${w.name}";q=${w.limit};w=${w.seconds}`).join(', '),
+      ratelimit: windows
+        .map((w) => `"${w.name}";r=${w.remaining};t=${Math.ceil((w.resetAt - now) / 1000)}`)
+        .join(', '),
+    };
+  }
+}
+
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
+}
+
+const problem = (status: number, code: string): Answer => ({
+  status,
+  body: JSON.stringify({ code, message: code }),
+});
+
+export function startBaseline(config: BaselineConfig): void {
+  const pets = new Pets(config);
+  const counters = new Counters(config);
+  const expectedAuthorization = `Bearer ${config.key}`;
+  const origin = `http://127.0.0.1:${config.port}`;
+  const getPetHeaders = {
+    deprecation: `@${Math.floor(GET_PET_DEPRECATED_AT / 1000)}`,
+    sunset: GET_PET_SUNSET_HTTP_DATE,
+    link: `<${origin}/v1/pets>; rel="successor-version"`,
+  };
+
+  function list(query: URLSearchParams): Answer {
+    const limit = Number(query.get('limit') ?? PAGE_DEFAULT);
+    const statusParam = query.get('status') ?? undefined;
+    const status = isPetStatus(statusParam) ? statusParam : undefined;
+    const cursor = query.get('cursor');
+    let afterId = 0;
+    if (cursor !== null) {
+      try {
+        afterId = decodeCursor(cursor, status);
+      } catch {
+        return problem(400, 'invalid_parameter');
+      }
+    }
+    const found = pets.page(afterId, status, limit);
+    const shown = found.slice(0, limit);
+    const headers: Headers = {};
+    const last = shown[shown.length - 1];
+    if (found.length > limit && last !== undefined) {
+      const next = new URLSearchParams({ limit: String(limit) });
+      if (status) next.set('status', status);
+      next.set('cursor', encodeCursor(last.id, status));
+      headers.link = `<${origin}/v1/pets?${next}>; rel="next"`;
+    }
+    return { status: 200, body: `[${shown.map((pet) => pet.json).join(',')}]`, headers };
+  }
+
+  function get(idText: string): Answer {
+    const pet = /^\d{1,16}$/.test(idText) ? pets.get(Number(idText)) : undefined;
+    const answer = pet ? { status: 200, body: pet.json } : problem(404, 'not_found');
+    return { ...answer, headers: getPetHeaders };
+  }
+
+  function create(text: string): Answer {
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return problem(400, 'invalid_json');
+    }
+    const { name, categoryId, status } = (body ?? {}) as Record<string, unknown>;
+    if (typeof name !== 'string' || typeof categoryId !== 'number') {
+      return problem(400, 'invalid_body');
+    }
+    if (status !== undefined && !isPetStatus(status)) return problem(400, 'invalid_body');
+    const pet = pets.create(name, categoryId, status);
+    return { status: 201, body: pet.json, headers: { location: `/v1/pets/${pet.id}` } };
+  }
+
+  async function route(request: IncomingMessage, path: string, query: string): Promise<Answer> {
+    if (request.method === 'GET' && path === '/v1/pets') return list(new URLSearchParams(query));
+    if (request.method === 'POST' && path === '/v1/pets') return create(await readBody(request));
+    if (request.method === 'GET' && path.startsWith('/v1/pets/')) return get(path.slice(9));
+    return problem(404, 'no_route');
+  }
+
+  async function answer(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const url = request.url ?? '/';
+    const mark = url.indexOf('?');
+    const path = mark === -1 ? url : url.slice(0, mark);
+    const query = mark === -1 ? '' : url.slice(mark + 1);
+    if (path === '/readyz' || path === '/healthz') {
+      response.writeHead(200, { 'content-type': JSON_TYPE }).end('{"status":"ready"}');
+      return;
+    }
+    const headers: Headers = { ...HELMET_HEADERS, 'x-request-id': randomUUID() };
+    let result: Answer;
+    if (request.headers.authorization !== expectedAuthorization) {
+      result = problem(401, 'unauthorized');
+    } else {
+      Object.assign(headers, counters.hit(Date.now()));
+      result = await route(request, path, query);
+    }
+    Object.assign(headers, result.headers, {
+      'content-type': JSON_TYPE,
+      'content-length': String(Buffer.byteLength(result.body)),
+    });
+    response.writeHead(result.status, headers).end(result.body);
+  }
+
+  const server = createServer((request, response) => {
+    answer(request, response).catch((error: unknown) => {
+      process.stderr.write(`baseline: ${String(error)}\n`);
+      response.destroy();
+    });
+  });
+  // The service's timeouts (src/http/build-app.ts), so both announce the same keep-alive.
+  server.keepAliveTimeout = 72_000;
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
+  server.listen(config.port, '127.0.0.1', () => process.stdout.write('baseline listening\n'));
+  const stop = () => server.close(() => process.exit(0));
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
+const raw = process.env.BENCH_BASELINE_CONFIG;
+if (raw !== undefined) startBaseline(JSON.parse(raw) as BaselineConfig);

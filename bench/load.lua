@@ -1,0 +1,100 @@
+-- The requests of `npm run bench` (bench/README.md), for wrk. Started by bench/load-runner.ts:
+--   wrk ... -s bench/load.lua http://127.0.0.1:PORT -- SCENARIO PETS [START_PATH ...]
+-- Every response is checked: one outside 200-299 counts as unexpected. done() prints one line,
+-- BENCH_RESULT {json}, that load-runner.ts reads.
+
+local scenario, pets
+local fixed          -- the one request of list and list-status
+local gets = {}      -- GET /v1/pets/{id} over existing ids, spread over the whole range
+local create         -- POST /v1/pets
+local starts = {}    -- list-cursor: the first page and deep pages to start walks from
+local mix = {}       -- one cycle of mix: 4 list, 4 get, 2 create
+local queue = {}     -- list-cursor: next pages to fetch, from the Link of earlier responses
+local n = 0
+
+-- Read by done() through thread:get; globals of each thread's Lua state.
+responses = 0
+unexpected = 0
+codes = ""           -- "429:12 500:1": the unexpected statuses, for the error message
+
+local threads = {}
+function setup(thread)
+  table.insert(threads, thread)
+end
+
+local GET_SAMPLES = 4096
+local BODY = '{"name":"Bench Rex","categoryId":3,"status":"available"}'
+-- Walks through next pages end after this many pages on average (one Link in this many is not followed).
+local WALK = 8
+
+function init(args)
+  scenario, pets = args[1], tonumber(args[2])
+  local headers = {}
+  for name, value in pairs(wrk.headers) do headers[name] = value end
+  headers["Content-Type"] = "application/json"
+  create = wrk.format("POST", "/v1/pets", headers, BODY)
+  -- A fixed pseudo-random sequence of ids over 1..pets (Park-Miller), the same every run.
+  local seed = 20261124
+  for i = 1, GET_SAMPLES do
+    seed = (seed * 16807) % 2147483647
+    gets[i] = wrk.format("GET", "/v1/pets/" .. (seed % pets + 1))
+  end
+  if scenario == "list" then
+    fixed = wrk.format("GET", "/v1/pets?limit=20")
+  elseif scenario == "list-status" then
+    fixed = wrk.format("GET", "/v1/pets?limit=20&status=available")
+  elseif scenario == "list-cursor" then
+    for i = 3, #args do starts[#starts + 1] = wrk.format("GET", args[i]) end
+  elseif scenario == "mix" then
+    local list = wrk.format("GET", "/v1/pets?limit=20")
+    mix = { list, "get", list, "get", create, list, "get", list, "get", create }
+  elseif scenario ~= "get" and scenario ~= "create" then
+    error("unknown scenario " .. tostring(scenario))
+  end
+end
+
+function request()
+  n = n + 1
+  if fixed then return fixed end
+  if scenario == "get" then return gets[n % GET_SAMPLES + 1] end
+  if scenario == "create" then return create end
+  if scenario == "list-cursor" then
+    local path = table.remove(queue)
+    if path then return wrk.format("GET", path) end
+    return starts[n % #starts + 1]
+  end
+  local next = mix[n % #mix + 1]
+  if next == "get" then return gets[n % GET_SAMPLES + 1] end
+  return next
+end
+
+function response(status, headers, body)
+  responses = responses + 1
+  if status < 200 or status > 299 then
+    unexpected = unexpected + 1
+    if unexpected <= 20 then codes = codes .. status .. " " end
+    return
+  end
+  if scenario == "list-cursor" and responses % WALK ~= 0 then
+    local link = headers["link"] or headers["Link"]
+    local path = link and link:match("^<https?://[^/]+(/[^>]*)>; rel=\"next\"")
+    if path then queue[#queue + 1] = path end
+  end
+end
+
+function done(summary, latency, requests)
+  local total, bad, seen = 0, 0, ""
+  for _, thread in ipairs(threads) do
+    total = total + thread:get("responses")
+    bad = bad + thread:get("unexpected")
+    seen = seen .. thread:get("codes")
+  end
+  local e = summary.errors
+  io.write(string.format(
+    'BENCH_RESULT {"requests":%d,"durationUs":%d,"responses":%d,"unexpected":%d,' ..
+    '"unexpectedStatuses":"%s","socketErrors":%d,"timeouts":%d,' ..
+    '"p50Us":%d,"p99Us":%d,"meanUs":%.1f,"maxUs":%d}\n',
+    summary.requests, summary.duration, total, bad, seen,
+    e.connect + e.read + e.write, e.timeout,
+    latency:percentile(50), latency:percentile(99), latency.mean, latency.max))
+end

@@ -1,0 +1,369 @@
+/**
+ * npm run bench: the service against a bare node:http baseline serving the same bytes, scenario by
+ * scenario, A B A B over several rounds, with wrk; prints the medians and the service/baseline
+ * ratios. See bench/README.md. Everything it starts is stopped at the end, on failure and on Ctrl-C.
+ */
+import { mkdtempSync, readFileSync, rmSync, truncateSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { encodeCursor } from '../src/domain/pets/cursor.js';
+import { checkFidelity } from './fidelity.js';
+import {
+  ensureWrk,
+  isScenario,
+  type LoadResult,
+  runLoad,
+  runningWrk,
+  type Scenario,
+  SCENARIOS,
+} from './load-runner.js';
+import {
+  cpuModel,
+  cpuTicks,
+  exitedChildrenTicks,
+  loadAverage,
+  machineBusyTicks,
+  memory,
+  TICKS_PER_SECOND,
+} from './proc.js';
+import { describeMeasurement, type Measurement, type Side, summarize, table } from './report.js';
+import {
+  createKey,
+  KEY_LIMITS,
+  postgresStorage,
+  runningServers,
+  seedPets,
+  type Server,
+  sqliteStorage,
+  startBaseline,
+  startService,
+  type Storage,
+} from './servers.js';
+
+/** More unexpected answers than this share of the requests fails the run. */
+const MAX_FAILURE_SHARE = 0.001;
+/** list-cursor starts its walks at the first page and at this many deep pages. */
+const CURSOR_STARTS = 64;
+const PAGE = 20;
+
+export interface Options {
+  scenarios: Scenario[];
+  rounds: number;
+  durationSeconds: number;
+  warmupSeconds: number;
+  connections: number;
+  pets: number;
+  storage: 'sqlite' | 'postgres';
+  instances: 1 | 2;
+}
+
+const USAGE = `Usage: npm run bench -- [options]
+
+  --scenarios a,b     some of ${SCENARIOS.join(', ')} (default: all)
+  --rounds N          A B rounds per scenario; medians are over them (default 3)
+  --duration 10s      measured time per scenario, round and side (default 10s)
+  --warmup 2s         unmeasured load just before each measurement (default 2s)
+  --connections N     wrk connections, split among instances (default 50)
+  --pets N            pets seeded before the run (default 10000; 10000000 works, seeding takes long)
+  --storage S         sqlite (a temporary file, default) or postgres (PostgreSQL + Redis)
+  --instances N       1 (default) or 2 service processes (postgres only), one wrk each
+`;
+
+function seconds(name: string, text: string): number {
+  const match = /^(\d+(?:\.\d+)?)(s|m)?$/.exec(text);
+  if (!match) throw new UsageError(`${name} must be like 10s or 1m (got ${JSON.stringify(text)})`);
+  const value = Number(match[1]) * (match[2] === 'm' ? 60 : 1);
+  if (value <= 0) throw new UsageError(`${name} must be more than 0`);
+  return value;
+}
+
+function count(name: string, text: string, min: number, max: number): number {
+  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
+    throw new UsageError(`${name} must be an integer ${min}-${max} (got ${JSON.stringify(text)})`);
+  }
+  return Number(text);
+}
+
+class UsageError extends Error {}
+
+export function parseOptions(argv: string[]): Options {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      scenarios: { type: 'string', default: SCENARIOS.join(',') },
+      rounds: { type: 'string', default: '3' },
+      duration: { type: 'string', default: '10s' },
+      warmup: { type: 'string', default: '2s' },
+      connections: { type: 'string', default: '50' },
+      pets: { type: 'string', default: '10000' },
+      storage: { type: 'string', default: 'sqlite' },
+      instances: { type: 'string', default: '1' },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    process.exit(0);
+  }
+  const scenarios = values.scenarios.split(',').map((s) => s.trim());
+  const unknown = scenarios.filter((s) => !isScenario(s));
+  if (unknown.length > 0 || scenarios.length === 0) {
+    throw new UsageError(`unknown scenario ${unknown.join(', ')}: use ${SCENARIOS.join(', ')}`);
+  }
+  if (values.storage !== 'sqlite' && values.storage !== 'postgres') {
+    throw new UsageError('--storage must be sqlite or postgres');
+  }
+  const instances = count('--instances', values.instances, 1, 2) as 1 | 2;
+  if (instances === 2 && values.storage !== 'postgres') {
+    throw new UsageError(
+      '--instances 2 needs --storage postgres: instances share PostgreSQL and Redis',
+    );
+  }
+  const connections = count('--connections', values.connections, 1, 10_000);
+  if (connections < instances) throw new UsageError('--connections must be at least --instances');
+  return {
+    scenarios: scenarios.filter(isScenario),
+    rounds: count('--rounds', values.rounds, 1, 100),
+    durationSeconds: seconds('--duration', values.duration),
+    warmupSeconds: seconds('--warmup', values.warmup),
+    connections,
+    pets: count('--pets', values.pets, PAGE * 2, 100_000_000),
+    storage: values.storage,
+    instances,
+  };
+}
+
+/** Set when SIGINT or SIGTERM stops the run: what fails afterwards is our own stopping. */
+let stoppedBy: NodeJS.Signals | undefined;
+
+const progress = (text: string) => process.stderr.write(`bench: ${text}\n`);
+const mib = (kib: number) => `${(kib / 1024).toFixed(0)} MiB`;
+
+/** Where list-cursor walks start: the first page, and deep pages spread over all the pets. */
+function cursorStarts(pets: number): string[] {
+  const starts = [`/v1/pets?limit=${PAGE}`];
+  for (let i = 1; i <= CURSOR_STARTS; i++) {
+    const afterId = Math.floor(((pets - PAGE) * i) / CURSOR_STARTS);
+    starts.push(`/v1/pets?limit=${PAGE}&cursor=${encodeCursor(afterId, undefined)}`);
+  }
+  return starts;
+}
+
+function failIfUnexpected(what: string, result: LoadResult): void {
+  if (result.requests === 0) throw new Error(`${what}: no request completed`);
+  if (result.failures > result.requests * MAX_FAILURE_SHARE) {
+    throw new Error(
+      `${what}: ${result.failures} of ${result.requests} requests failed ` +
+        `(over ${MAX_FAILURE_SHARE * 100}%): ${result.failureDetail}`,
+    );
+  }
+}
+
+interface Run {
+  options: Options;
+  key: string;
+  servers: Record<Side, Server[]>;
+  startPaths: string[];
+}
+
+function load(run: Run, scenario: Scenario, side: Side, durationSeconds: number) {
+  return runLoad({
+    scenario,
+    targets: run.servers[side].map((s) => s.url),
+    connections: run.options.connections,
+    durationSeconds,
+    key: run.key,
+    pets: run.options.pets,
+    startPaths: run.startPaths,
+  });
+}
+
+const emptyLogs = (servers: readonly Server[]) =>
+  servers.forEach((s) => truncateSync(s.logPath, 0));
+
+/** Unmeasured load; fails like a measurement when answers are not the expected ones. */
+async function warmUp(run: Run, scenario: Scenario, side: Side): Promise<void> {
+  const result = await load(run, scenario, side, run.options.warmupSeconds);
+  emptyLogs(run.servers[side]);
+  failIfUnexpected(`${scenario} warm-up on the ${side}`, result);
+}
+
+async function measure(run: Run, scenario: Scenario, side: Side, round: number) {
+  const { options } = run;
+  const servers = run.servers[side];
+  await warmUp(run, scenario, side);
+
+  const serverTicks = () => servers.reduce((sum, s) => sum + cpuTicks(s.pid), 0);
+  const before = { server: serverTicks(), wrk: exitedChildrenTicks(), machine: machineBusyTicks() };
+  const started = performance.now();
+  const result = await load(run, scenario, side, options.durationSeconds);
+  const wall = (performance.now() - started) / 1000;
+  const server = serverTicks() - before.server;
+  const wrk = exitedChildrenTicks() - before.wrk;
+  const machine = machineBusyTicks() - before.machine;
+  emptyLogs(servers);
+  failIfUnexpected(`${scenario} on the ${side}, round ${round}`, result);
+  const cores = (ticks: number) => ticks / TICKS_PER_SECOND / wall;
+  const measurement: Measurement = {
+    scenario,
+    round,
+    side,
+    requests: result.requests,
+    requestsPerSecond: result.requestsPerSecond,
+    p50Ms: result.p50Ms,
+    p99Ms: result.p99Ms,
+    cpuUsPerRequest: ((server / TICKS_PER_SECOND) * 1e6) / result.requests,
+    wrkCores: cores(wrk),
+    otherCores: Math.max(0, cores(machine - server - wrk)),
+  };
+  progress(describeMeasurement(measurement));
+  return measurement;
+}
+
+function rss(servers: Record<Side, Server[]>): string[] {
+  return (['service', 'baseline'] as const).flatMap((side) =>
+    servers[side].map((s) => {
+      const m = memory(s.pid);
+      return `${s.label}: RSS ${mib(m.rssKiB)} (peak ${mib(m.peakKiB)})`;
+    }),
+  );
+}
+
+/** Stops whatever is still running, removes what was created. Safe to call more than once. */
+function cleaner(dir: string, storage: () => Storage | undefined) {
+  let done: Promise<void> | undefined;
+  return () =>
+    (done ??= (async () => {
+      for (const child of runningWrk) child.kill('SIGTERM');
+      await Promise.all([...runningServers].map((s) => s.stop()));
+      try {
+        await storage()?.drop();
+      } catch (error) {
+        progress(`could not remove the benchmark's data: ${String(error)}`);
+      }
+      rmSync(dir, { recursive: true, force: true });
+    })());
+}
+
+async function main(options: Options): Promise<void> {
+  const startedAt = performance.now();
+  ensureWrk();
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-bench-'));
+  let storage: Storage | undefined;
+  const cleanup = cleaner(dir, () => storage);
+  const interrupted = (signal: NodeJS.Signals) => {
+    stoppedBy = signal;
+    progress(`${signal}: stopping everything the benchmark started`);
+    void cleanup().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
+  // Last resort if the process ends another way: no server outlives the benchmark.
+  process.once('exit', () => {
+    for (const child of runningWrk) child.kill('SIGKILL');
+    for (const server of runningServers) server.kill();
+  });
+
+  const loadAtStart = loadAverage();
+  try {
+    storage = options.storage === 'sqlite' ? sqliteStorage(dir) : await postgresStorage();
+    progress(`storage: ${storage.description}`);
+    progress(`seeding ${options.pets.toLocaleString('en')} pets`);
+    const seedSeconds = await seedPets(options.pets, storage.env, progress);
+    progress(`seeded in ${seedSeconds.toFixed(1)} s`);
+    const key = await createKey(storage.env);
+    await storage.settle();
+
+    const servers: Record<Side, Server[]> = { baseline: [], service: [] };
+    for (let i = 0; i < options.instances; i++) {
+      const suffix = options.instances > 1 ? ` ${i + 1}` : '';
+      servers.service.push(await startService(`service${suffix}`, storage.env, dir));
+      servers.baseline.push(
+        await startBaseline(
+          `baseline${suffix}`,
+          { seeded: options.pets, key, ...KEY_LIMITS, firstId: i + 1, idStep: options.instances },
+          dir,
+        ),
+      );
+    }
+    const idle = rss(servers);
+    const [baseline0, service0] = [servers.baseline[0], servers.service[0]];
+    const mismatches =
+      baseline0 && service0 ? await checkFidelity([baseline0.url, service0.url], key) : [];
+    for (const problem of mismatches) progress(`WARNING baseline differs: ${problem}`);
+    if (mismatches.length === 0) progress('the baseline answers as the service does (5 requests)');
+
+    const run: Run = { options, key, servers, startPaths: cursorStarts(options.pets) };
+    // The first measurement of a fresh process would pay for its JIT compilation: every scenario
+    // runs once on every server before round 1.
+    progress(`priming: every scenario for ${options.warmupSeconds} s on each side`);
+    for (const scenario of options.scenarios) {
+      for (const side of ['baseline', 'service'] as const) await warmUp(run, scenario, side);
+    }
+    const measurements: Measurement[] = [];
+    for (let round = 1; round <= options.rounds; round++) {
+      for (const scenario of options.scenarios) {
+        for (const side of ['baseline', 'service'] as const) {
+          measurements.push(await measure(run, scenario, side, round));
+        }
+      }
+    }
+    const after = rss(servers);
+    const minutes = (performance.now() - startedAt) / 60_000;
+
+    const out = [
+      `## ${options.storage === 'sqlite' ? 'SQLite' : 'PostgreSQL + Redis'}, ` +
+        `${options.instances} instance${options.instances > 1 ? 's' : ''}, ` +
+        `${options.pets.toLocaleString('en')} pets (${new Date().toISOString().slice(0, 10)})`,
+      '',
+      `${cpuModel()}, ${availableParallelism()} cores, Node ${process.version}; ` +
+        `wrk 1 thread${options.instances > 1 ? ' per instance' : ''}, ${options.connections} connections, ` +
+        `${options.durationSeconds} s per measurement after ${options.warmupSeconds} s warm-up, ` +
+        `median of ${options.rounds} rounds; service LOG_LEVEL ${process.env.LOG_LEVEL ?? 'unset (info)'}.`,
+      `Load average (1, 5, 15 min) at start ${loadAtStart}, at end ${loadAverage()}. ` +
+        `Seeding took ${seedSeconds.toFixed(1)} s. The run took ${minutes.toFixed(1)} min.`,
+      '',
+      table(summarize(options.scenarios, measurements)),
+      '',
+      `Memory after start, idle: ${idle.join('; ')}.`,
+      `Memory after the run: ${after.join('; ')}.`,
+      ...(mismatches.length > 0
+        ? [
+            '',
+            `WARNING: the baseline does not answer like the service (${mismatches.length} differences; see above).`,
+          ]
+        : []),
+      '',
+    ];
+    process.stdout.write(out.join('\n'));
+  } catch (error) {
+    // What the servers said on stderr is the first thing to read when the run fails.
+    for (const server of stoppedBy ? [] : runningServers) {
+      const said = readFileSync(server.errPath, 'utf8').trim();
+      if (said !== '')
+        progress(`${server.label} stderr:\n${said.split('\n').slice(-15).join('\n')}`);
+    }
+    throw error;
+  } finally {
+    await cleanup();
+  }
+}
+
+let options: Options;
+try {
+  options = parseOptions(process.argv.slice(2));
+} catch (error) {
+  process.stderr.write(
+    `bench: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`,
+  );
+  process.exit(2);
+}
+main(options).catch((error: unknown) => {
+  if (stoppedBy) return; // the signal handler reports and exits
+  process.stderr.write(
+    `bench: FAILED: ${error instanceof Error ? error.message : String(error)}\n`,
+  );
+  process.exit(1);
+});

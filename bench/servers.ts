@@ -1,0 +1,269 @@
+/**
+ * The processes under test and their storage: a temporary SQLite file, or a fresh PostgreSQL schema
+ * and a Redis key prefix of their own; the seeded pets and the benchmark's key (through the
+ * service's own CLI); the service (`node dist/main.js`, configured by its environment only) and
+ * the baseline server.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import type { BaselineConfig } from './baseline-server.js';
+
+export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const CLI = join(ROOT, 'dist/cli/main.js');
+const SERVICE = join(ROOT, 'dist/main.js');
+const BASELINE = fileURLToPath(new URL('./baseline-server.js', import.meta.url));
+/** The seed command's largest --count. */
+const SEED_BATCH = 1_000_000;
+
+export const POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
+export const REDIS_URL = 'redis://127.0.0.1:6379';
+/** The benchmark key's limits: far above any load this machine can send. */
+export const KEY_LIMITS = { perMinute: 1_000_000_000, perDay: 1_000_000_000 } as const;
+
+type Env = Record<string, string>;
+
+/** Where the service keeps its data for one benchmark run, and how to remove it afterwards. */
+export interface Storage {
+  readonly description: string;
+  /** DATABASE_URL, and for PostgreSQL also REDIS_URL and REDIS_KEY_PREFIX. */
+  readonly env: Env;
+  /** After seeding: what the database would have done on its own by the time a real service runs. */
+  settle(): Promise<void>;
+  drop(): Promise<void>;
+}
+
+export function sqliteStorage(dir: string): Storage {
+  const path = join(dir, 'bench.db');
+  return {
+    description: `SQLite, ${path}`,
+    env: { DATABASE_URL: `sqlite:${path}` },
+    settle: async () => undefined,
+    drop: async () => undefined, // the file goes with the temporary folder
+  };
+}
+
+/** A new schema on the local PostgreSQL, and a Redis key prefix no one else uses. */
+export async function postgresStorage(): Promise<Storage> {
+  const tag = `bench_${randomBytes(5).toString('hex')}`;
+  const schema = pg.escapeIdentifier(tag);
+  const admin = async (statement: (client: pg.Client) => Promise<unknown>) => {
+    const client = new pg.Client({ connectionString: POSTGRES_URL });
+    await client.connect();
+    try {
+      await statement(client);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin((client) => client.query(`CREATE SCHEMA ${schema}`));
+  const url = new URL(POSTGRES_URL);
+  url.searchParams.set('options', `-c search_path=${tag}`);
+  const keyPrefix = `${tag}:`;
+  return {
+    description: `PostgreSQL ${POSTGRES_URL} schema ${tag}, Redis ${REDIS_URL} prefix ${keyPrefix}`,
+    env: { DATABASE_URL: url.toString(), REDIS_URL, REDIS_KEY_PREFIX: keyPrefix },
+    // Statistics for the planner, as autovacuum would gather them within minutes: right after a
+    // bulk seed there are none, and PostgreSQL plans list-status as a scan of every matching row
+    // followed by a sort (bench/README.md, "Findings").
+    async settle() {
+      await admin(async (client) => {
+        const { rows } = await client.query<{ tablename: string }>(
+          'SELECT tablename FROM pg_tables WHERE schemaname = $1',
+          [tag],
+        );
+        for (const { tablename } of rows) {
+          await client.query(`ANALYZE ${schema}.${pg.escapeIdentifier(tablename)}`);
+        }
+      });
+    },
+    async drop() {
+      await admin((client) => client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`));
+      const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1, lazyConnect: true });
+      try {
+        await redis.connect();
+        let cursor = '0';
+        do {
+          const [next, keys] = await redis.scan(cursor, 'MATCH', `${keyPrefix}*`, 'COUNT', 1000);
+          if (keys.length > 0) await redis.unlink(...keys);
+          cursor = next;
+        } while (cursor !== '0');
+      } finally {
+        redis.disconnect();
+      }
+    },
+  };
+}
+
+/**
+ * The environment a user would start the service with: ours, without any of the service's own
+ * settings that the shell running the benchmark may hold. LOG_LEVEL is kept: unset, it is `info`.
+ */
+export function serviceEnv(extra: Env): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    const own = /^(PORT|HOST|DATABASE_|REDIS_|PETSTORE_|PUBLIC_BASE_URL|TRUST_PROXY|CORS_)/;
+    if (!own.test(name)) env[name] = value;
+  }
+  return { ...env, ...extra };
+}
+
+function runCli(args: string[], env: Env): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { env: serviceEnv(env), maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        if (error) reject(new Error(`petstore ${args.join(' ')} failed: ${stderr || error}`));
+        else resolve(stdout);
+      },
+    );
+  });
+}
+
+/** `petstore seed` as many times as it takes (1,000,000 pets at most per call); returns seconds. */
+export async function seedPets(count: number, env: Env, progress: (text: string) => void) {
+  const started = performance.now();
+  for (let done = 0; done < count; done += SEED_BATCH) {
+    const size = Math.min(SEED_BATCH, count - done);
+    await runCli(['seed', '--count', String(size)], env);
+    if (count > SEED_BATCH) {
+      const seconds = (performance.now() - started) / 1000;
+      progress(`seeded ${(done + size).toLocaleString('en')} pets (${seconds.toFixed(0)} s)`);
+    }
+  }
+  return (performance.now() - started) / 1000;
+}
+
+/** An enterprise key far above the load; returns the key (the last line of stdout). */
+export async function createKey(env: Env): Promise<string> {
+  const out = await runCli(
+    [
+      'keys',
+      'create',
+      '--plan',
+      'enterprise',
+      '--per-minute',
+      String(KEY_LIMITS.perMinute),
+      '--per-day',
+      String(KEY_LIMITS.perDay),
+      '--name',
+      'npm run bench',
+    ],
+    env,
+  );
+  const key = out.trim().split('\n').pop();
+  if (!key) throw new Error('petstore keys create printed no key');
+  return key;
+}
+
+/** A port nothing listens on right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('port')),
+      );
+    });
+  });
+}
+
+/** A server process under test. */
+export interface Server {
+  readonly label: string;
+  readonly pid: number;
+  readonly url: string;
+  /** Where its stdout (the service's log) goes; emptied between measurements. */
+  readonly logPath: string;
+  readonly errPath: string;
+  stop(): Promise<void>;
+  /** SIGKILL at once, for when there is no time to wait. */
+  kill(): void;
+}
+
+/** Started servers, so that a stop (Ctrl-C, a failure) can end those still running. */
+export const runningServers = new Set<Server>();
+
+const STOP_GRACE_MS = 12_000;
+
+function exited(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    else child.once('exit', () => resolve());
+  });
+}
+
+async function startServer(
+  label: string,
+  script: string,
+  env: NodeJS.ProcessEnv,
+  port: number,
+  dir: string,
+): Promise<Server> {
+  const logPath = join(dir, `${label}.log`);
+  const errPath = join(dir, `${label}.err`);
+  // Appending, so that the file can be emptied while the process writes to it.
+  const out = openSync(logPath, 'a');
+  const err = openSync(errPath, 'a');
+  const child = spawn(process.execPath, [script], { env, stdio: ['ignore', out, err] });
+  closeSync(out);
+  closeSync(err);
+  const url = `http://127.0.0.1:${port}`;
+  const server: Server = {
+    label,
+    pid: child.pid ?? -1,
+    url,
+    logPath,
+    errPath,
+    async stop() {
+      runningServers.delete(server);
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+      await exited(child);
+      clearTimeout(timer);
+    },
+    kill() {
+      child.kill('SIGKILL');
+    },
+  };
+  runningServers.add(server);
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) break;
+    const ready = await fetch(`${url}/readyz`).then(
+      (response) => response.ok,
+      () => false,
+    );
+    if (ready) return server;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  await server.stop();
+  const said = readFileSync(errPath, 'utf8').trim().split('\n').slice(-10).join('\n');
+  throw new Error(`${label} did not become ready on ${url}:\n${said}`);
+}
+
+export async function startService(label: string, storageEnv: Env, dir: string): Promise<Server> {
+  const port = await freePort();
+  return startServer(label, SERVICE, serviceEnv({ ...storageEnv, PORT: String(port) }), port, dir);
+}
+
+export async function startBaseline(
+  label: string,
+  config: Omit<BaselineConfig, 'port'>,
+  dir: string,
+): Promise<Server> {
+  const port = await freePort();
+  const env = { ...process.env, BENCH_BASELINE_CONFIG: JSON.stringify({ ...config, port }) };
+  return startServer(label, BASELINE, env, port, dir);
+}
