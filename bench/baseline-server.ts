@@ -2,7 +2,8 @@
  * The ceiling the service is compared with: a bare node:http server answering the benchmark's
  * requests with the bytes the service sends (the same JSON, the same header set, rate-limit headers
  * counted in memory), with no framework, validation, database or logging. Pets are the seed
- * command's own samplePet(i), built when first asked for; created pets live in memory.
+ * command's own samplePet(i), built when first asked for; created pets live in memory, and the
+ * answers to GETs that cannot change are kept by URL, as the service keeps its bodies.
  *
  * A process of its own, so that its CPU time is read from /proc like the service's. Started by
  * bench/main.ts with BENCH_BASELINE_CONFIG (JSON, see BaselineConfig).
@@ -13,6 +14,7 @@ import { samplePet } from '../src/cli/commands/seed.js';
 import { decodeCursor, encodeCursor } from '../src/domain/pets/cursor.js';
 import { GET_PET_DEPRECATED_AT, GET_PET_SUNSET_HTTP_DATE } from '../src/domain/pets/deprecation.js';
 import { isPetStatus, type PetStatus } from '../src/domain/pets/pet.js';
+import { API_HEADERS } from '../src/http/plugins/security-headers.plugin.js';
 
 export interface BaselineConfig {
   port: number;
@@ -26,23 +28,6 @@ export interface BaselineConfig {
   firstId: number;
   idStep: number;
 }
-
-/** What @fastify/helmet adds to every answer of the service, with its default settings. */
-const HELMET_HEADERS = {
-  'content-security-policy':
-    "default-src 'self';base-uri 'self';font-src 'self' https: data:;form-action 'self';frame-ancestors 'self';img-src 'self' data:;object-src 'none';script-src 'self';script-src-attr 'none';style-src 'self' https: 'unsafe-inline'",
-  'cross-origin-opener-policy': 'same-origin',
-  'cross-origin-resource-policy': 'same-origin',
-  'origin-agent-cluster': '?1',
-  'referrer-policy': 'no-referrer',
-  'strict-transport-security': 'max-age=31536000; includeSubDomains',
-  'x-content-type-options': 'nosniff',
-  'x-dns-prefetch-control': 'off',
-  'x-download-options': 'noopen',
-  'x-frame-options': 'SAMEORIGIN',
-  'x-permitted-cross-domain-policies': 'none',
-  'x-xss-protection': '0',
-} as const;
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const MINUTE_MS = 60_000;
@@ -235,10 +220,35 @@ export function startBaseline(config: BaselineConfig): void {
     return { status: 201, body: pet.json, headers: { location: `/v1/pets/${pet.id}` } };
   }
 
+  /**
+   * Answers to GETs kept in memory by URL, the way the service keeps its bodies: a pet, and a full
+   * page (the last page of a listing may still grow, so it is built each time).
+   */
+  const kept = new Map<string, Answer>();
+  function remembered(url: string, build: () => Answer, keep: (answer: Answer) => boolean): Answer {
+    const known = kept.get(url);
+    if (known !== undefined) return known;
+    const answer = build();
+    if (keep(answer)) kept.set(url, answer);
+    return answer;
+  }
+
   async function route(request: IncomingMessage, path: string, query: string): Promise<Answer> {
-    if (request.method === 'GET' && path === '/v1/pets') return list(new URLSearchParams(query));
+    if (request.method === 'GET' && path === '/v1/pets') {
+      return remembered(
+        request.url ?? '',
+        () => list(new URLSearchParams(query)),
+        (answer) => answer.headers?.link !== undefined,
+      );
+    }
     if (request.method === 'POST' && path === '/v1/pets') return create(await readBody(request));
-    if (request.method === 'GET' && path.startsWith('/v1/pets/')) return get(path.slice(9));
+    if (request.method === 'GET' && path.startsWith('/v1/pets/')) {
+      return remembered(
+        path,
+        () => get(path.slice(9)),
+        (answer) => answer.status === 200,
+      );
+    }
     return problem(404, 'no_route');
   }
 
@@ -251,7 +261,7 @@ export function startBaseline(config: BaselineConfig): void {
       response.writeHead(200, { 'content-type': JSON_TYPE }).end('{"status":"ready"}');
       return;
     }
-    const headers: Headers = { ...HELMET_HEADERS, 'x-request-id': randomUUID() };
+    const headers: Headers = { ...API_HEADERS, 'x-request-id': randomUUID() };
     let result: Answer;
     if (request.headers.authorization !== expectedAuthorization) {
       result = problem(401, 'unauthorized');

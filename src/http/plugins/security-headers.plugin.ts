@@ -7,7 +7,7 @@ import fp from 'fastify-plugin';
  * load nothing and be framed by no one. The browser headers of a web page (helmet's full set) go
  * on the HTML and assets of /docs only: see helmetForPages.
  */
-const API_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+export const API_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'x-content-type-options': 'nosniff',
   'strict-transport-security': 'max-age=31536000; includeSubDomains',
   'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
