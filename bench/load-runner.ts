@@ -5,7 +5,15 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-export const SCENARIOS = ['list', 'list-status', 'list-cursor', 'get', 'create', 'mix'] as const;
+export const SCENARIOS = [
+  'list',
+  'list-status',
+  'list-cursor',
+  'list-last',
+  'get',
+  'create',
+  'mix',
+] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 export function isScenario(name: string): name is Scenario {
@@ -89,7 +97,7 @@ function runOne(run: LoadRun, target: string, connections: number): Promise<WrkR
     '--',
     run.scenario,
     String(run.pets),
-    ...(run.scenario === 'list-cursor' ? run.startPaths : []),
+    ...(run.scenario === 'list-cursor' || run.scenario === 'list-last' ? run.startPaths : []),
   ];
   return new Promise((resolve, reject) => {
     const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'pipe'] });

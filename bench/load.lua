@@ -44,7 +44,10 @@ function init(args)
   elseif scenario == "list-status" then
     fixed = wrk.format("GET", "/v1/pets?limit=20&status=available")
   elseif scenario == "list-cursor" then
-    for i = 3, #args do starts[#starts + 1] = wrk.format("GET", args[i]) end
+    -- The last path is list-last's; the others start walks.
+    for i = 3, #args - 1 do starts[#starts + 1] = wrk.format("GET", args[i]) end
+  elseif scenario == "list-last" then
+    fixed = wrk.format("GET", args[#args])
   elseif scenario == "mix" then
     local list = wrk.format("GET", "/v1/pets?limit=20")
     mix = { list, "get", list, "get", create, list, "get", list, "get", create }

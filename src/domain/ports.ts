@@ -106,6 +106,11 @@ export interface Storage {
   migrate(): Promise<string[]>;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
+  /**
+   * Refreshes the planner's statistics after a bulk load (`petstore seed`), so that queries use
+   * their indexes at once rather than once the database gets round to it.
+   */
+  analyze(): Promise<void>;
   close(): Promise<void>;
 }
 

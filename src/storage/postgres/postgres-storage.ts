@@ -122,6 +122,9 @@ export function createPostgresStorage(config: PostgresConfig): PostgresStorage {
     async ping() {
       await sql`SELECT 1`.execute(db);
     },
+    async analyze() {
+      await sql`ANALYZE pets`.execute(db);
+    },
     async close() {
       if (closed) return;
       closed = true;

@@ -6,6 +6,7 @@ import type { Database } from './database.js';
  * parameters. PostgreSQL builds them per call (src/storage/sql/sql-pet-store.ts); SQLite compiles
  * each one once into a prepared statement (src/storage/sqlite/sqlite-pet-store.ts).
  */
+/** In this order: SQLite reads list rows as arrays of these columns (sqlite-pet-store.ts). */
 const PET_COLUMNS = ['id', 'name', 'category_id', 'status'] as const;
 
 export interface ListParams {

@@ -35,6 +35,9 @@ export function createSqliteStorage(path: string): SqliteStorage {
     async ping() {
       await sql`select 1`.execute(db);
     },
+    async analyze() {
+      await sql`PRAGMA optimize`.execute(db);
+    },
     async close() {
       if (closed) return;
       closed = true;
