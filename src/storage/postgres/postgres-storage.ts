@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Storage } from '../../domain/ports.js';
 import type { Database } from '../sql/database.js';
 import type { DialectTraits } from '../sql/dialect-traits.js';
-import { migrateDown, migrateToLatest, type MigrateOptions } from '../sql/migrate.js';
+import { migrate, type MigrateOptions } from '../sql/migrate.js';
 import { SqlApiKeyStore } from '../sql/sql-api-key-store.js';
 import { SqlIdempotencyStore } from '../sql/sql-idempotency-store.js';
 import { SqlPetStore } from '../sql/sql-pet-store.js';
@@ -113,11 +113,11 @@ export function createPostgresStorage(config: PostgresConfig): PostgresStorage {
     idempotency: new SqlIdempotencyStore(db, POSTGRES_TRAITS),
     migrate: () =>
       withMigrationLock(config, (connection, options) =>
-        migrateToLatest(connection, POSTGRES_MIGRATIONS, options),
+        migrate(connection, POSTGRES_MIGRATIONS, 'latest', options),
       ),
     migrateDown: () =>
       withMigrationLock(config, (connection, options) =>
-        migrateDown(connection, POSTGRES_MIGRATIONS, options),
+        migrate(connection, POSTGRES_MIGRATIONS, 'down', options),
       ),
     async ping() {
       await sql`SELECT 1`.execute(db);

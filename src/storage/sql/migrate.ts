@@ -37,20 +37,16 @@ function check({ error, results }: MigrationResultSet): string[] {
   );
 }
 
-/** Applies every pending migration; returns what it did, one line per migration. */
-export async function migrateToLatest(
+/**
+ * Applies every pending migration (`latest`), or reverts the newest applied one (`down`, for tests
+ * and operators); returns what it did, one line per migration.
+ */
+export async function migrate(
   db: AnyDb,
   migrations: Record<string, Migration>,
+  direction: 'latest' | 'down',
   options: MigrateOptions = {},
 ): Promise<string[]> {
-  return check(await migrator(db, migrations, options).migrateToLatest());
-}
-
-/** Reverts the newest applied migration (for tests and operators). */
-export async function migrateDown(
-  db: AnyDb,
-  migrations: Record<string, Migration>,
-  options: MigrateOptions = {},
-): Promise<string[]> {
-  return check(await migrator(db, migrations, options).migrateDown());
+  const runner = migrator(db, migrations, options);
+  return check(await (direction === 'latest' ? runner.migrateToLatest() : runner.migrateDown()));
 }

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Storage } from '../../domain/ports.js';
 import type { DialectTraits } from '../sql/dialect-traits.js';
-import { migrateDown, migrateToLatest } from '../sql/migrate.js';
+import { migrate } from '../sql/migrate.js';
 import { SqlApiKeyStore } from '../sql/sql-api-key-store.js';
 import { SqlIdempotencyStore } from '../sql/sql-idempotency-store.js';
 import { SqlitePetStore } from './sqlite-pet-store.js';
@@ -30,8 +30,8 @@ export function createSqliteStorage(path: string): SqliteStorage {
     pets: new SqlitePetStore(db, raw),
     apiKeys: new SqlApiKeyStore(db, SQLITE_TRAITS),
     idempotency: new SqlIdempotencyStore(db, SQLITE_TRAITS),
-    migrate: () => migrateToLatest(db, SQLITE_MIGRATIONS),
-    migrateDown: () => migrateDown(db, SQLITE_MIGRATIONS),
+    migrate: () => migrate(db, SQLITE_MIGRATIONS, 'latest'),
+    migrateDown: () => migrate(db, SQLITE_MIGRATIONS, 'down'),
     async ping() {
       await sql`select 1`.execute(db);
     },
