@@ -80,6 +80,9 @@ export class ApiServer extends Server {
       requireHostHeader: false,
     });
     this.keepAliveTimeout = TIMEOUTS.keepAliveMs;
+    // A client may close its sending side once its request is out (`printf ... | nc`) and still
+    // read the answer: the request is served, not aborted when its FIN arrives first.
+    (this as unknown as { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
     this.#limits = options.limits;
     this.#onRefused = options.onRefused;
     this.maxConnections = options.limits.total;

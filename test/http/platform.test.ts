@@ -1,4 +1,6 @@
+import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { overlayStorage } from '../helpers/storage-overlay.js';
 import { call, startServer, TEST_BACKEND, useServer } from '../helpers/test-server.js';
 
 const server = useServer();
@@ -109,5 +111,36 @@ describe('around the operations', () => {
     } finally {
       await local.close();
     }
+  });
+});
+
+describe('a client that closes its sending side after its request', () => {
+  // Stores each pet 100 ms late, so the client's FIN arrives long before the answer is ready.
+  const slow = useServer({
+    wrapStorage: (storage) =>
+      overlayStorage(storage, {
+        pets: {
+          create: async (input) => {
+            await new Promise((resolve) => setTimeout(resolve, 100));
+            return storage.pets.create(input);
+          },
+        },
+      }),
+  });
+
+  it('still gets the answer (HTTP over a half-closed connection)', async () => {
+    const { key } = await slow().createKey('pro');
+    const body = JSON.stringify({ name: 'Half-closed', categoryId: 1 });
+    const socket = connect(Number(new URL(slow().url).port), '127.0.0.1');
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    // As `printf ... | nc` does: the whole request, then FIN, then read.
+    socket.end(
+      `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
+    await new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    expect(answer).toMatch(/^HTTP\/1\.1 201 /);
   });
 });

@@ -24,10 +24,11 @@ const SQLITE_TRAITS: DialectTraits = {
 
 export function createSqliteStorage(path: string): SqliteStorage {
   const { db, raw } = openSqlite(path);
+  const pets = new SqlitePetStore(db, raw, path);
   let closed = false;
   return {
     backend: 'sqlite',
-    pets: new SqlitePetStore(db, raw),
+    pets,
     apiKeys: new SqlApiKeyStore(db, SQLITE_TRAITS),
     idempotency: new SqlIdempotencyStore(db, SQLITE_TRAITS),
     migrate: () => migrate(db, SQLITE_MIGRATIONS, 'latest'),
@@ -41,6 +42,8 @@ export function createSqliteStorage(path: string): SqliteStorage {
     async close() {
       if (closed) return;
       closed = true;
+      // Writes still being committed finish first: each was promised a commit or an error.
+      await pets.close();
       await db.destroy();
       if (raw.open) raw.close();
     },
