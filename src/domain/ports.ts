@@ -96,6 +96,13 @@ export interface ApiKeyStore {
   liftBan(id: string, at: number): Promise<boolean>;
 }
 
+/**
+ * The settings of the live connection that decide what survives a crash or a power cut, by the
+ * engine's own names and values (SQLite: journal_mode, synchronous; PostgreSQL: fsync,
+ * synchronous_commit). For the start line of the log and for tests; nothing depends on them.
+ */
+export type DurabilitySettings = Readonly<Record<string, string | number>>;
+
 /** Everything one database backend provides. */
 export interface Storage {
   readonly backend: 'sqlite' | 'postgres';
@@ -106,6 +113,8 @@ export interface Storage {
   migrate(): Promise<string[]>;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
+  /** Reads the durability settings back from the database connection. */
+  durability(): Promise<DurabilitySettings>;
   close(): Promise<void>;
 }
 

@@ -5,7 +5,7 @@ import { migrateDown, migrateToLatest } from '../sql/migrate.js';
 import { SqlApiKeyStore } from '../sql/sql-api-key-store.js';
 import { SqlIdempotencyStore } from '../sql/sql-idempotency-store.js';
 import { SqlitePetStore } from './sqlite-pet-store.js';
-import { openSqlite } from './sqlite-connection.js';
+import { openSqlite, type SqliteOpenOptions, sqliteDurability } from './sqlite-connection.js';
 import { SQLITE_MIGRATIONS } from './sqlite-migrations.js';
 
 export interface SqliteStorage extends Storage {
@@ -22,8 +22,8 @@ const SQLITE_TRAITS: DialectTraits = {
   isLockTimeout: () => false,
 };
 
-export function createSqliteStorage(path: string): SqliteStorage {
-  const { db, raw } = openSqlite(path);
+export function createSqliteStorage(path: string, options: SqliteOpenOptions = {}): SqliteStorage {
+  const { db, raw } = openSqlite(path, options);
   let closed = false;
   return {
     backend: 'sqlite',
@@ -34,6 +34,9 @@ export function createSqliteStorage(path: string): SqliteStorage {
     migrateDown: () => migrateDown(db, SQLITE_MIGRATIONS),
     async ping() {
       await sql`select 1`.execute(db);
+    },
+    async durability() {
+      return sqliteDurability(raw);
     },
     async close() {
       if (closed) return;
