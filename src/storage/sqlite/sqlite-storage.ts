@@ -4,6 +4,7 @@ import type { DialectTraits } from '../sql/dialect-traits.js';
 import { migrateDown, migrateToLatest } from '../sql/migrate.js';
 import { SqlApiKeyStore } from '../sql/sql-api-key-store.js';
 import { SqlIdempotencyStore } from '../sql/sql-idempotency-store.js';
+import { backupSqlite } from './sqlite-backup.js';
 import { SqlitePetStore } from './sqlite-pet-store.js';
 import { openSqlite, type SqliteOpenOptions, sqliteDurability } from './sqlite-connection.js';
 import { SQLITE_MIGRATIONS } from './sqlite-migrations.js';
@@ -11,6 +12,7 @@ import { SQLITE_MIGRATIONS } from './sqlite-migrations.js';
 export interface SqliteStorage extends Storage {
   /** Reverts the newest migration; for tests and operators. */
   migrateDown(): Promise<string[]>;
+  backup: NonNullable<Storage['backup']>;
 }
 
 /** One writer at a time: single statements are atomic and there are no row locks to skip. */
@@ -38,6 +40,7 @@ export function createSqliteStorage(path: string, options: SqliteOpenOptions = {
     async durability() {
       return sqliteDurability(raw);
     },
+    backup: (destination, backupOptions) => backupSqlite(raw, destination, backupOptions),
     async close() {
       if (closed) return;
       closed = true;
