@@ -25,6 +25,8 @@ export interface SentCreate {
   replayed?: boolean;
   /** Set when the request got no response (the server died under it). */
   error?: string;
+  /** Milliseconds from sending to the answer or the error. */
+  ms?: number;
 }
 
 const STATUSES = ['available', 'pending', 'sold', undefined] as const;
@@ -41,6 +43,7 @@ function newPetBody(prefix: string, i: number): { name: string; body: string } {
 }
 
 export async function sendCreate(url: string, key: string, create: SentCreate): Promise<void> {
+  const started = performance.now();
   try {
     const res = await fetch(`${url}/v1/pets`, {
       method: 'POST',
@@ -60,6 +63,8 @@ export async function sendCreate(url: string, key: string, create: SentCreate): 
     if (res.status === 201) create.pet = parsePets(text)[0];
   } catch (error) {
     create.error = error instanceof Error ? String(error.cause ?? error.message) : String(error);
+  } finally {
+    create.ms = performance.now() - started;
   }
 }
 
