@@ -71,9 +71,11 @@ async function main(): Promise<void> {
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
 
+  // Read back from the connection, so the log shows what a commit really waits for.
+  const durability = await services.storage.durability();
   await app.listen({ port: config.port, host: config.host });
   app.log.info(
-    { database: services.storage.backend, environment: config.environment },
+    { database: services.storage.backend, durability, environment: config.environment },
     `Pet Adoption Service listening; API at ${config.publicBaseUrl}/v1, docs at ${config.publicBaseUrl}/docs`,
   );
 }

@@ -38,6 +38,8 @@ export interface ServiceOptions {
   clock?: Clock;
   /** Apply pending migrations when opening the database (the server and most CLI commands). */
   migrate?: boolean;
+  /** Open only a database that exists: a missing SQLite file is an error, not created. */
+  mustExist?: boolean;
   /** Use this storage instead of opening the configured one; the caller keeps closing it. */
   storage?: Storage;
   /** Use this rate-limit store instead of the configured one; the caller keeps closing it. */
@@ -62,7 +64,11 @@ export async function createServices(
   const timers: NodeJS.Timeout[] = [];
   try {
     const storage =
-      options.storage ?? (await createStorage(config.database, { migrate: options.migrate }));
+      options.storage ??
+      (await createStorage(config.database, {
+        migrate: options.migrate,
+        mustExist: options.mustExist,
+      }));
     if (options.storage === undefined) owned.push(storage);
 
     const onRedisError = (error: Error) =>

@@ -25,6 +25,8 @@ export interface Command {
   readonly help: string;
   /** `migrate` opens the database as it is, so that it can apply and report the migrations itself. */
   readonly migrateOnOpen: boolean;
+  /** The command reads a database that must exist: a missing SQLite file is refused, not created. */
+  readonly needsExistingDatabase?: boolean;
   /**
    * Checks the arguments and returns the work to do. It runs before the configuration is read and
    * the database opened, so a typo costs nothing and never touches data.

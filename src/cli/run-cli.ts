@@ -2,6 +2,7 @@ import { type Config, ConfigError, loadConfigFromProcess } from '../config/confi
 import { type Clock, systemClock } from '../domain/clock.js';
 import { createServices, type Services } from '../services.js';
 import { type Command, CommandError, type Output, type Run, UsageError } from './command.js';
+import { backup } from './commands/backup.js';
 import { keysCreate } from './commands/keys-create.js';
 import { keysList } from './commands/keys-list.js';
 import { keysRevoke } from './commands/keys-revoke.js';
@@ -18,7 +19,15 @@ export interface CliIo {
   clock?: Clock;
 }
 
-const COMMANDS: readonly Command[] = [keysCreate, keysList, keysRevoke, keysUnban, seed, migrate];
+const COMMANDS: readonly Command[] = [
+  keysCreate,
+  keysList,
+  keysRevoke,
+  keysUnban,
+  seed,
+  migrate,
+  backup,
+];
 const HELP_FLAGS = new Set(['--help', '-h']);
 
 function overview(commands: readonly Command[]): string {
@@ -137,6 +146,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     config ??= loadConfigFromProcess();
     services = await createServices(config, {
       migrate: command.migrateOnOpen,
+      mustExist: command.needsExistingDatabase === true,
       clock: io.clock ?? systemClock,
     });
     await run({ services, stdout, stderr });

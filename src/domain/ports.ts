@@ -96,6 +96,21 @@ export interface ApiKeyStore {
   liftBan(id: string, at: number): Promise<boolean>;
 }
 
+/**
+ * The settings of the live connection that decide what survives a crash or a power cut, by the
+ * engine's own names and values (SQLite: journal_mode, synchronous; PostgreSQL: fsync,
+ * synchronous_commit). For the start line of the log and for tests; nothing depends on them.
+ */
+export type DurabilitySettings = Readonly<Record<string, string | number>>;
+
+export type BackupOutcome =
+  /** The copy is complete and on disk under the name asked for. */
+  | { kind: 'copied'; pages: number; pageSize: number; bytes: number }
+  /** A file of that name exists and overwriting it was not asked for; nothing was written. */
+  | { kind: 'exists' }
+  /** The name is the database itself (or its -wal or -shm file); nothing was written. */
+  | { kind: 'is_source' };
+
 /** Everything one database backend provides. */
 export interface Storage {
   readonly backend: 'sqlite' | 'postgres';
@@ -111,6 +126,16 @@ export interface Storage {
    * their indexes at once rather than once the database gets round to it.
    */
   analyze(): Promise<void>;
+  /** Reads the durability settings back from the database connection. */
+  durability(): Promise<DurabilitySettings>;
+  /**
+   * Writes a consistent copy of the whole database (one snapshot) to the file `destination`,
+   * created readable by its owner only, while requests keep reading and writing. Atomic: the
+   * file appears complete or not at all, and an existing file is replaced only with `overwrite`.
+   * Only where the service keeps the database itself (SQLite); an engine with its own backup
+   * tools (PostgreSQL: pg_dump, point-in-time recovery) leaves it out.
+   */
+  backup?(destination: string, options: { overwrite: boolean }): Promise<BackupOutcome>;
   close(): Promise<void>;
 }
 

@@ -26,6 +26,19 @@ export interface GuardDependencies {
 /** An onRequest hook: answers (by throwing) or lets the request through. */
 export type Guard = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
+/**
+ * How many Authorization header lines the request has. Node keeps only the first of several in
+ * `headers` (it drops the others of a header that may appear once), so this counts the raw ones.
+ */
+function authorizationLines(rawHeaders: readonly string[]): number {
+  let lines = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i];
+    if (name?.length === 13 && name.toLowerCase() === 'authorization') lines += 1;
+  }
+  return lines;
+}
+
 /** RFC 6750: the scheme word is case-insensitive; one token follows it. */
 function bearerToken(header: string | undefined): { token?: string; sent: boolean } {
   if (header === undefined) return { sent: false };
@@ -59,7 +72,27 @@ export function createApiKeyGuard(deps: GuardDependencies): Guard {
 
 function checkKeyAndLimits(deps: GuardDependencies): Guard {
   const { apiKeys, limiter, metrics, keyPrefix } = deps;
+  const refuseWithoutKey = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    refusal: () => Error,
+    decision?: RateDecision,
+  ): Promise<never> => {
+    // A request without a valid key draws on its address's budget, whatever is wrong with it.
+    decision ??= await limiter.hitAddress(request.ip);
+    setRateLimitHeaders(reply, decision);
+    if (!decision.allowed) {
+      metrics.rateLimited.inc({ code: decision.reason });
+      throw refusalOf(decision, 'address');
+    }
+    throw refusal();
+  };
   return async (request, reply) => {
+    // RFC 9110 allows one Authorization field; which of two would be the key is anyone's guess
+    // (a proxy may read the other), so neither is tried.
+    if (authorizationLines(request.raw.rawHeaders) > 1) {
+      return refuseWithoutKey(request, reply, httpErrors.duplicateAuthorization);
+    }
     const { token, sent } = bearerToken(request.headers.authorization);
     let gate: RateDecision | undefined;
     const result: AuthResult =
@@ -81,15 +114,16 @@ function checkKeyAndLimits(deps: GuardDependencies): Guard {
       throw refusalOf(decision, 'key');
     }
 
-    const decision =
-      result.reason === 'not_looked_up' && gate ? gate : await limiter.hitAddress(request.ip);
-    setRateLimitHeaders(reply, decision);
-    if (!decision.allowed) {
-      metrics.rateLimited.inc({ code: decision.reason });
-      throw refusalOf(decision, 'address');
-    }
-    if (result.reason === 'not_looked_up') throw new Error('address gate refused but allowed');
-    throw httpErrors.unauthorized(result.reason, keyPrefix);
+    const { reason } = result;
+    return refuseWithoutKey(
+      request,
+      reply,
+      () =>
+        reason === 'not_looked_up'
+          ? new Error('address gate refused but allowed')
+          : httpErrors.unauthorized(reason, keyPrefix),
+      reason === 'not_looked_up' ? gate : undefined,
+    );
   };
 }
 

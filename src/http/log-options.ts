@@ -4,9 +4,24 @@ import { API_KEY_SEARCH } from '../domain/api-keys/key-format.js';
 /** The query parameters of the interface; no other query value is ever logged. */
 const LOGGED_PARAMETERS = new Set(['limit', 'status', 'cursor']);
 
-/** Anything shaped like an API key, wherever a client put it (a path, a header, a message). */
+const maskKey = (key: string) => `${key.slice(0, 8)}[redacted]`;
+
+/** Every %XX as the character of that code; never throws, unlike decodeURIComponent. */
+function percentDecoded(text: string): string {
+  return text.replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) =>
+    String.fromCharCode(parseInt(hex, 16)),
+  );
+}
+
+/**
+ * Anything shaped like an API key, wherever a client put it (a path, a header, a message), also
+ * behind percent-encoding (`pa%5Flive%5F...` in a path): then the text is shown decoded.
+ */
 export function scrubKeys(text: string): string {
-  return text.replace(API_KEY_SEARCH, (key) => `${key.slice(0, 8)}[redacted]`);
+  const masked = text.replace(API_KEY_SEARCH, maskKey);
+  if (!masked.includes('%')) return masked;
+  const decoded = percentDecoded(masked);
+  return decoded.search(API_KEY_SEARCH) < 0 ? masked : decoded.replace(API_KEY_SEARCH, maskKey);
 }
 
 /**

@@ -4,14 +4,20 @@ import type { Storage } from '../domain/ports.js';
 /** Picks the backend the configuration names; only main.ts and the CLI call this. */
 export async function createStorage(
   database: DatabaseConfig,
-  options: { migrate?: boolean } = {},
+  options: {
+    migrate?: boolean;
+    /** Refuse an SQLite path where no file exists instead of creating a database there. */
+    mustExist?: boolean;
+  } = {},
 ): Promise<Storage> {
   // Each backend's driver is loaded only when configured: pg alone is some 15 MB of memory that a
   // SQLite deployment never uses.
   const storage =
     database.kind === 'postgres'
       ? (await import('./postgres/postgres-storage.js')).createPostgresStorage(database)
-      : (await import('./sqlite/sqlite-storage.js')).createSqliteStorage(database.path);
+      : (await import('./sqlite/sqlite-storage.js')).createSqliteStorage(database.path, {
+          mustExist: options.mustExist,
+        });
   try {
     if (options.migrate) await storage.migrate();
     return storage;

@@ -2,7 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { petstore, useTempDatabases } from './cli-harness.js';
 
 const tempDatabase = useTempDatabases();
-const COMMANDS = ['keys create', 'keys list', 'keys revoke', 'keys unban', 'seed', 'migrate'];
+const COMMANDS = [
+  'keys create',
+  'keys list',
+  'keys revoke',
+  'keys unban',
+  'seed',
+  'migrate',
+  'backup',
+];
 
 describe('petstore --help', () => {
   it.each([[['--help']], [['-h']], [['help']]])(

@@ -59,6 +59,10 @@ describe('petstore called wrongly', () => {
     [['seed', '--count'], '--count needs a value'],
     [['migrate', '--down'], 'unknown option --down'],
     [['migrate', 'now'], 'unexpected argument "now"'],
+    [['backup'], 'the file to write is required'],
+    [['backup', 'a.db', 'b.db'], 'one file at a time, please (got 2)'],
+    [['backup', '--overwrite', 'a.db'], 'unknown option --overwrite'],
+    [['backup', '--force=yes', 'a.db'], '--force takes no value'],
   ])('exits 1 with one line on stderr for %j', async (argv, message) => {
     const result = await petstore(tempDatabase(), argv);
 

@@ -33,14 +33,28 @@ export interface ServerProcess {
   exited: Promise<number | null>;
 }
 
-/** Starts the built server (`npm start` or `node dist/main.js`) and waits until it listens. */
+/**
+ * Starts the built server (`npm start` or `node dist/main.js`) and waits until it listens. With
+ * `umask` (e.g. 0o000) it runs under that umask instead of the test runner's.
+ */
 export async function spawnServer(
   env: Record<string, string>,
   how: 'npm' | 'node' = 'node',
+  options: { umask?: number } = {},
 ): Promise<ServerProcess> {
   const port = await freePort();
-  const [command, args] =
+  const server: [string, string[]] =
     how === 'npm' ? ['npm', ['start', '--silent']] : ['node', ['dist/main.js']];
+  const [command, args] =
+    options.umask === undefined
+      ? server
+      : [
+          'sh',
+          [
+            '-c',
+            `umask ${options.umask.toString(8).padStart(3, '0')} && exec ${server.flat().join(' ')}`,
+          ],
+        ];
   const child = spawn(command, args as string[], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: String(port), ...env },

@@ -66,6 +66,33 @@ describe('request logs', () => {
     expect(lines.join('\n')).not.toContain(key.slice(8));
   });
 
+  it('mask a key percent-encoded in the path, in the URL and in the 404 message that quotes it', async () => {
+    const { key } = await server().createKey();
+    const encoded = key.replaceAll('_', '%5F').replace('a', '%61');
+    for (const path of [`/v1/${encoded}`, `/v1/pets/${encoded}`, `/v1/pets/${encoded}%ZZ`]) {
+      const res = await call(server(), 'GET', path, {
+        key,
+        headers: { 'x-request-id': 'log-test-encoded' },
+      });
+      expect(res.status).toBeGreaterThanOrEqual(400);
+    }
+    const mine = lines.filter((l) => l.includes('log-test-encoded'));
+    expect(mine.filter((l) => l.includes('pa_live_[redacted]')).length).toBeGreaterThanOrEqual(3);
+    expect(lines.join('\n')).not.toContain(key.slice(12));
+  });
+
+  it('never take a key sent as X-Request-Id for the request id, which every line carries', async () => {
+    const { key } = await server().createKey();
+    const res = await call(server(), 'GET', '/v1/pets', {
+      key,
+      headers: { 'x-request-id': `trace-${key}` },
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(lines.some((l) => l.includes(res.headers.get('x-request-id') ?? '?'))).toBe(true);
+    expect(lines.join('\n')).not.toContain(key.slice(8));
+  });
+
   it('log the headers of a failed request with credentials redacted and keys masked', async () => {
     const { key } = await server().createKey('pro');
     databaseDown = true;

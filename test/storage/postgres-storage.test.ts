@@ -111,6 +111,29 @@ describe.runIf(available)('PostgreSQL storage', () => {
     };
   }
 
+  describe('durability and backups', () => {
+    it('reads fsync and synchronous_commit back from the server', async () => {
+      const storage = await createStorage(schemas.config(), { migrate: true });
+      try {
+        const settings = await storage.durability();
+        expect(Object.keys(settings)).toEqual(['fsync', 'synchronous_commit']);
+        const [server] = await schemas.admin<{ fsync: string }>('SHOW fsync');
+        expect(settings.fsync).toBe(server?.fsync);
+      } finally {
+        await storage.close();
+      }
+    });
+
+    it('has no backup of its own (pg_dump and point-in-time recovery do that job)', async () => {
+      const storage = await createStorage(schemas.config());
+      try {
+        expect(storage.backup).toBeUndefined();
+      } finally {
+        await storage.close();
+      }
+    });
+  });
+
   describe('types and migrations', () => {
     it('has the migrations of SQLite, by the same names in the same order', () => {
       expect(MIGRATION_NAMES).toEqual(Object.keys(SQLITE_MIGRATIONS).sort());

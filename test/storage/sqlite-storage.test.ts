@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
@@ -84,6 +84,63 @@ describe('SQLite storage specifics', () => {
     } finally {
       raw.close();
     }
+  });
+
+  it('reads WAL and synchronous=FULL (2) back from its connection', async () => {
+    const storage = await createStorage({ kind: 'sqlite', path: tempPath() }, { migrate: true });
+    try {
+      await expect(storage.durability()).resolves.toEqual({
+        journal_mode: 'wal',
+        synchronous: 2,
+        synchronous_name: 'FULL',
+      });
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('creates its folders 0700 and the database, -wal and -shm files 0600, even with umask 000', async () => {
+    const folder = join(dir, `modes-${fileCounter++}`);
+    const path = join(folder, 'deeper', 'petstore.db');
+    const umask = process.umask(0o000);
+    let storage;
+    try {
+      storage = await createStorage({ kind: 'sqlite', path }, { migrate: true });
+    } finally {
+      process.umask(umask);
+    }
+    try {
+      await storage.pets.create({ name: 'Private', categoryId: 1n });
+      const mode = (file: string) => (statSync(file).mode & 0o777).toString(8);
+      expect([folder, join(folder, 'deeper')].map(mode)).toEqual(['700', '700']);
+      expect([path, `${path}-wal`, `${path}-shm`].map(mode)).toEqual(['600', '600', '600']);
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('leaves the mode of a database file that exists as it is', async () => {
+    const path = tempPath();
+    writeFileSync(path, '');
+    chmodSync(path, 0o640);
+    const storage = await createStorage({ kind: 'sqlite', path }, { migrate: true });
+    try {
+      await storage.pets.create({ name: 'Shared with a group', categoryId: 1n });
+      expect((statSync(path).mode & 0o777).toString(8)).toBe('640');
+      // SQLite gives the WAL the database file's mode.
+      expect((statSync(`${path}-wal`).mode & 0o777).toString(8)).toBe('640');
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('refuses a missing file when it must exist, and creates nothing', async () => {
+    const path = join(dir, `missing-${fileCounter++}`, 'petstore.db');
+
+    await expect(createStorage({ kind: 'sqlite', path }, { mustExist: true })).rejects.toThrow(
+      `no SQLite database at ${path}`,
+    );
+    expect(existsSync(join(path, '..'))).toBe(false);
   });
 
   it('reverts every migration with migrateDown and applies them again', async () => {

@@ -46,6 +46,11 @@ export const httpErrors = {
   /** `reason` is the HTTP parser's own words (e.g. "Invalid header value char"), never the input. */
   badFraming: (reason: string) =>
     new HttpError('bad_request', `The request is not valid HTTP/1.1: ${reason}`),
+  duplicateAuthorization: () =>
+    new HttpError(
+      'bad_request',
+      'The request carries more than one Authorization header; send exactly one: Authorization: Bearer <key>',
+    ),
   missingHost: () =>
     new HttpError('bad_request', 'An HTTP/1.1 request must carry a Host header (RFC 9112)'),
   requestTimeout: (part: 'headers' | 'request', seconds: number) =>

@@ -125,6 +125,13 @@ export function createPostgresStorage(config: PostgresConfig): PostgresStorage {
     async analyze() {
       await sql`ANALYZE pets`.execute(db);
     },
+    async durability() {
+      // A commit is durable before it is acknowledged when both are on (the defaults).
+      const { rows } = await sql<{ name: string; setting: string }>`
+        SELECT name, setting FROM pg_settings
+        WHERE name IN ('fsync', 'synchronous_commit') ORDER BY name`.execute(db);
+      return Object.fromEntries(rows.map((row) => [row.name, row.setting]));
+    },
     async close() {
       if (closed) return;
       closed = true;

@@ -4,13 +4,15 @@ import type { DialectTraits } from '../sql/dialect-traits.js';
 import { migrate } from '../sql/migrate.js';
 import { SqlApiKeyStore } from '../sql/sql-api-key-store.js';
 import { SqlIdempotencyStore } from '../sql/sql-idempotency-store.js';
+import { backupSqlite } from './sqlite-backup.js';
 import { SqlitePetStore } from './sqlite-pet-store.js';
-import { openSqlite } from './sqlite-connection.js';
+import { openSqlite, type SqliteOpenOptions, sqliteDurability } from './sqlite-connection.js';
 import { SQLITE_MIGRATIONS } from './sqlite-migrations.js';
 
 export interface SqliteStorage extends Storage {
   /** Reverts the newest migration; for tests and operators. */
   migrateDown(): Promise<string[]>;
+  backup: NonNullable<Storage['backup']>;
 }
 
 /** One writer at a time: single statements are atomic and there are no row locks to skip. */
@@ -22,8 +24,8 @@ const SQLITE_TRAITS: DialectTraits = {
   isLockTimeout: () => false,
 };
 
-export function createSqliteStorage(path: string): SqliteStorage {
-  const { db, raw } = openSqlite(path);
+export function createSqliteStorage(path: string, options: SqliteOpenOptions = {}): SqliteStorage {
+  const { db, raw } = openSqlite(path, options);
   const pets = new SqlitePetStore(db, raw, path);
   let closed = false;
   return {
@@ -39,6 +41,10 @@ export function createSqliteStorage(path: string): SqliteStorage {
     async analyze() {
       await sql`PRAGMA optimize`.execute(db);
     },
+    async durability() {
+      return sqliteDurability(raw);
+    },
+    backup: (destination, backupOptions) => backupSqlite(raw, destination, backupOptions),
     async close() {
       if (closed) return;
       closed = true;

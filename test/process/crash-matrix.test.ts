@@ -1,0 +1,194 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createKey } from '../cli/cli-harness.js';
+import {
+  type SentCreate,
+  sendCreate,
+  startCreating,
+  UNLIMITED_KEY_ARGS,
+  walkPets,
+  type WirePet,
+} from '../helpers/pet-traffic.js';
+import { postgresFor, urlWithSchema, usePostgresSchemas } from '../helpers/postgres.js';
+import { spawnServer, tempDatabaseUrl, type ServerProcess } from '../helpers/server-process.js';
+
+/**
+ * SIGKILL in the middle of creates, on each backend, with and without Idempotency-Keys. A SIGKILL
+ * shows what a crash of the process does (the OS keeps what was written); what a power cut does
+ * rests on the settings test/process/server-process.test.ts checks.
+ */
+
+const running: ServerProcess[] = [];
+afterEach(() => {
+  for (const server of running.splice(0)) {
+    if (server.child.exitCode === null) server.child.kill('SIGKILL');
+  }
+});
+
+async function start(database: string): Promise<ServerProcess> {
+  const server = await spawnServer({ DATABASE_URL: database });
+  running.push(server);
+  return server;
+}
+
+/** Requests in flight at the kill: enough that some are likely between commit and answer. */
+const WORKERS = 24;
+/** Acknowledged creates before the kill. */
+const BEFORE_KILL = 150;
+/** Acknowledged creates retried as if their answers had been lost. */
+const LOST_ANSWERS = 20;
+
+function withoutId(pet: WirePet | undefined): Omit<WirePet, 'id'> | undefined {
+  if (pet === undefined) return undefined;
+  const rest: Partial<WirePet> = { ...pet };
+  delete rest.id;
+  return rest as Omit<WirePet, 'id'>;
+}
+
+/** The pet a create asked for, as the API writes it (without its id). */
+function expectedPet(create: SentCreate): Omit<WirePet, 'id'> {
+  return JSON.parse(create.body.replace(/"categoryId":(\d+)/, '"categoryId":"$1"')) as Omit<
+    WirePet,
+    'id'
+  >;
+}
+
+/** The same request again: same body, same Idempotency-Key, no answer yet. */
+function resend({ name, body, idempotencyKey }: SentCreate): SentCreate {
+  return { name, body, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) };
+}
+
+async function crashRun(
+  label: string,
+  database: string,
+  idempotent: boolean,
+): Promise<Record<string, number>> {
+  const { key } = await createKey(database, UNLIMITED_KEY_ARGS);
+  const prefix = `crash-${idempotent ? 'keyed' : 'plain'}-${Date.now()}`;
+  const first = await start(database);
+  const traffic = startCreating(first.url, key, { workers: WORKERS, prefix, idempotent });
+
+  await traffic.untilAcknowledged(BEFORE_KILL);
+  // At a moment unrelated to the rhythm of answers, so that some runs kill with creates committed
+  // and unanswered, others with creates not yet committed.
+  await new Promise((resolve) => setTimeout(resolve, Math.random() * 30));
+  first.child.kill('SIGKILL');
+  await traffic.stop();
+  await first.exited;
+
+  const answered = traffic.sent.filter((create) => create.status !== undefined);
+  const acknowledged = traffic.acknowledged();
+  const unanswered = traffic.sent.filter((create) => create.status === undefined);
+  // Every answer before the kill was a 201: no 409, no 5xx.
+  expect(answered.filter((create) => create.status !== 201)).toEqual([]);
+  expect(unanswered.every((create) => create.error !== undefined)).toBe(true);
+  for (const create of acknowledged) expect(withoutId(create.pet)).toEqual(expectedPet(create));
+
+  const second = await start(database);
+  const stored = new Map<string, WirePet[]>();
+  for (const pet of await walkPets(second.url, key)) {
+    if (!pet.name.startsWith(`${prefix} `)) continue;
+    stored.set(pet.name, [...(stored.get(pet.name) ?? []), pet]);
+  }
+
+  // Every pet answered 201 is there after the restart, unchanged, once.
+  for (const create of acknowledged) expect(stored.get(create.name)).toEqual([create.pet]);
+  // Nothing was stored twice, and nothing that was never sent.
+  const sentNames = new Set(traffic.sent.map((create) => create.name));
+  expect([...stored.keys()].filter((name) => !sentNames.has(name))).toEqual([]);
+  expect([...stored.values()].filter((pets) => pets.length > 1)).toEqual([]);
+  const unansweredStored = unanswered.filter((create) => stored.has(create.name)).length;
+
+  const report: Record<string, number> = {
+    sent: traffic.sent.length,
+    acknowledged: acknowledged.length,
+    unanswered: unanswered.length,
+    unansweredStored,
+  };
+  if (idempotent) {
+    // A retry of each unanswered request, same key and body, on the new process: no 409 to wait
+    // out, since a killed request held its key only inside its own transaction.
+    const retries = unanswered.map(resend);
+    const started = performance.now();
+    let slowest = 0;
+    await Promise.all(
+      retries.map(async (retry) => {
+        const begun = performance.now();
+        await sendCreate(second.url, key, retry);
+        slowest = Math.max(slowest, performance.now() - begun);
+      }),
+    );
+    const retriesMs = Math.round(performance.now() - started);
+    expect(retries.map((retry) => retry.status)).toEqual(retries.map(() => 201));
+    const after = new Map<string, WirePet[]>();
+    for (const pet of await walkPets(second.url, key)) {
+      if (pet.name.startsWith(`${prefix} `)) {
+        after.set(pet.name, [...(after.get(pet.name) ?? []), pet]);
+      }
+    }
+    for (const retry of retries) {
+      // Exactly one pet per retried request, the one its answer names; replayed exactly when
+      // the killed process had committed it.
+      expect(after.get(retry.name)).toEqual([retry.pet]);
+      expect(retry.replayed).toBe(stored.has(retry.name));
+      expect(withoutId(retry.pet)).toEqual(expectedPet(retry));
+    }
+    expect(after.size).toBe(acknowledged.length + retries.length);
+    // An answer lost on its way looks the same to the server as a kill after the commit, and
+    // happens on every run: the last acknowledged requests, retried, replay their pets.
+    const lost = acknowledged.slice(-LOST_ANSWERS).map((create) => ({
+      again: resend(create),
+      pet: create.pet,
+    }));
+    await Promise.all(lost.map(({ again }) => sendCreate(second.url, key, again)));
+    for (const { again, pet } of lost) {
+      expect([again.status, again.replayed, again.pet]).toEqual([201, true, pet]);
+    }
+    Object.assign(report, {
+      retried: retries.length,
+      lostAnswersReplayed: lost.length,
+      replayed: retries.filter((retry) => retry.replayed).length,
+      created: retries.filter((retry) => !retry.replayed).length,
+      retriesMs,
+      slowestRetryMs: Math.round(slowest),
+    });
+  }
+  console.log(
+    `crash matrix, ${label}, ${idempotent ? 'with' : 'without'} Idempotency-Key: ` +
+      Object.entries(report)
+        .map(([name, value]) => `${name} ${value}`)
+        .join(', '),
+  );
+  return report;
+}
+
+describe('SIGKILL during creates, on SQLite', () => {
+  it('keeps every pet answered 201, unchanged, without Idempotency-Keys', async () => {
+    const report = await crashRun('sqlite', tempDatabaseUrl(), false);
+
+    expect(report.acknowledged).toBeGreaterThanOrEqual(BEFORE_KILL);
+  }, 60_000);
+
+  it('keeps every pet answered 201, and a retry of each unanswered one makes exactly one pet', async () => {
+    const report = await crashRun('sqlite', tempDatabaseUrl(), true);
+
+    expect(report.retried).toBe(report.unanswered);
+  }, 60_000);
+});
+
+const postgres = await postgresFor('SIGKILL during creates, on PostgreSQL');
+
+describe.runIf(postgres)('SIGKILL during creates, on PostgreSQL', () => {
+  const schemas = usePostgresSchemas();
+
+  it('keeps every pet answered 201, unchanged, without Idempotency-Keys', async () => {
+    const report = await crashRun('postgres', urlWithSchema(await schemas.fresh()), false);
+
+    expect(report.acknowledged).toBeGreaterThanOrEqual(BEFORE_KILL);
+  }, 60_000);
+
+  it('keeps every pet answered 201, and a retry of each unanswered one makes exactly one pet', async () => {
+    const report = await crashRun('postgres', urlWithSchema(await schemas.fresh()), true);
+
+    expect(report.retried).toBe(report.unanswered);
+  }, 60_000);
+});
