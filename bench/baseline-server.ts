@@ -48,10 +48,15 @@ function toJson(id: number, name: string, categoryId: number, status?: PetStatus
 type Headers = Record<string, string>;
 type Answer = { status: number; body: string; headers?: Headers };
 
-/** The in-memory store: seeded pets on demand, created pets in id order. */
+/**
+ * The in-memory store: seeded pets on demand, created pets in id order, also per status, so a
+ * filtered page past the seeded pets costs what the service's (status, id) index costs it, rather
+ * than a scan of every pet created during the run.
+ */
 class Pets {
   private readonly seededCache = new Map<number, StoredPet>();
   private readonly created: StoredPet[] = [];
+  private readonly createdByStatus = new Map<PetStatus | undefined, StoredPet[]>();
   private nextId: number;
 
   constructor(private readonly config: BaselineConfig) {
@@ -73,12 +78,12 @@ class Pets {
     return pet?.id === id ? pet : undefined;
   }
 
-  /** Index of the first created pet with an id above `afterId` (they are in id order). */
-  private firstCreatedAfter(afterId: number): number {
-    let [low, high] = [0, this.created.length];
+  /** Index of the first pet with an id above `afterId` in `pets`, which are in id order. */
+  private firstCreatedAfter(afterId: number, pets: StoredPet[] = this.created): number {
+    let [low, high] = [0, pets.length];
     while (low < high) {
       const middle = (low + high) >>> 1;
-      if ((this.created[middle] as StoredPet).id > afterId) high = middle;
+      if ((pets[middle] as StoredPet).id > afterId) high = middle;
       else low = middle + 1;
     }
     return low;
@@ -89,6 +94,9 @@ class Pets {
     this.nextId += this.config.idStep;
     const pet = { id, status, json: toJson(id, name, categoryId, status) };
     this.created.push(pet);
+    const same = this.createdByStatus.get(status);
+    if (same === undefined) this.createdByStatus.set(status, [pet]);
+    else same.push(pet);
     return pet;
   }
 
@@ -101,10 +109,10 @@ class Pets {
       const pet = this.get(id);
       if (matches(pet)) found.push(pet);
     }
-    for (let i = this.firstCreatedAfter(afterId); i < this.created.length; i++) {
+    const created = status === undefined ? this.created : (this.createdByStatus.get(status) ?? []);
+    for (let i = this.firstCreatedAfter(afterId, created); i < created.length; i++) {
       if (found.length > limit) break;
-      const pet = this.created[i];
-      if (matches(pet)) found.push(pet);
+      found.push(created[i] as StoredPet);
     }
     return found;
   }
