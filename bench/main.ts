@@ -5,11 +5,12 @@
  */
 import { mkdtempSync, readFileSync, rmSync, truncateSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { encodeCursor } from '../src/domain/pets/cursor.js';
 import { checkFidelity } from './fidelity.js';
+import { describeProfiles } from './profile-summary.js';
 import {
   ensureWrk,
   isScenario,
@@ -57,6 +58,8 @@ export interface Options {
   pets: number;
   storage: 'sqlite' | 'postgres';
   instances: 1 | 2;
+  /** A folder for CPU profiles of the service processes (node --cpu-prof), summarized at the end. */
+  profile: string | undefined;
 }
 
 const USAGE = `Usage: npm run bench -- [options]
@@ -69,6 +72,8 @@ const USAGE = `Usage: npm run bench -- [options]
   --pets N            pets seeded before the run (default 10000; 10000000 works, seeding takes long)
   --storage S         sqlite (a temporary file, default) or postgres (PostgreSQL + Redis)
   --instances N       1 (default) or 2 service processes (postgres only), one wrk each
+  --profile DIR       CPU-profile the service processes into DIR (node --cpu-prof) and print
+                      where their time went; profile one scenario at a time to read it
 `;
 
 function seconds(name: string, text: string): number {
@@ -100,6 +105,7 @@ export function parseOptions(argv: string[]): Options {
       pets: { type: 'string', default: '10000' },
       storage: { type: 'string', default: 'sqlite' },
       instances: { type: 'string', default: '1' },
+      profile: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -132,6 +138,7 @@ export function parseOptions(argv: string[]): Options {
     pets: count('--pets', values.pets, PAGE * 2, 100_000_000),
     storage: values.storage,
     instances,
+    profile: values.profile === undefined ? undefined : resolve(values.profile),
   };
 }
 
@@ -287,7 +294,8 @@ async function main(options: Options): Promise<void> {
     const servers: Record<Side, Server[]> = { baseline: [], service: [] };
     for (let i = 0; i < options.instances; i++) {
       const suffix = options.instances > 1 ? ` ${i + 1}` : '';
-      servers.service.push(await startService(`service${suffix}`, storage.env, dir));
+      const profiling = options.profile ? ['--cpu-prof', `--cpu-prof-dir=${options.profile}`] : [];
+      servers.service.push(await startService(`service${suffix}`, storage.env, dir, profiling));
       servers.baseline.push(
         await startBaseline(
           `baseline${suffix}`,
@@ -351,6 +359,13 @@ async function main(options: Options): Promise<void> {
       '',
     ];
     process.stdout.write(out.join('\n'));
+    if (options.profile !== undefined) {
+      // A process writes its profile when it exits.
+      await Promise.all(servers.service.map((server) => server.stop()));
+      process.stdout.write(
+        `\nCPU profiles in ${options.profile}:\n\n${describeProfiles(options.profile)}`,
+      );
+    }
   } catch (error) {
     // What the servers said on stderr is the first thing to read when the run fails.
     for (const server of stoppedBy ? [] : runningServers) {

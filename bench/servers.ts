@@ -209,13 +209,17 @@ async function startServer(
   env: NodeJS.ProcessEnv,
   port: number,
   dir: string,
+  nodeOptions: readonly string[] = [],
 ): Promise<Server> {
   const logPath = join(dir, `${label}.log`);
   const errPath = join(dir, `${label}.err`);
   // Appending, so that the file can be emptied while the process writes to it.
   const out = openSync(logPath, 'a');
   const err = openSync(errPath, 'a');
-  const child = spawn(process.execPath, [script], { env, stdio: ['ignore', out, err] });
+  const child = spawn(process.execPath, [...nodeOptions, script], {
+    env,
+    stdio: ['ignore', out, err],
+  });
   closeSync(out);
   closeSync(err);
   const url = `http://127.0.0.1:${port}`;
@@ -253,9 +257,16 @@ async function startServer(
   throw new Error(`${label} did not become ready on ${url}:\n${said}`);
 }
 
-export async function startService(label: string, storageEnv: Env, dir: string): Promise<Server> {
+/** `nodeOptions`: flags for node itself, e.g. --cpu-prof. */
+export async function startService(
+  label: string,
+  storageEnv: Env,
+  dir: string,
+  nodeOptions: readonly string[] = [],
+): Promise<Server> {
   const port = await freePort();
-  return startServer(label, SERVICE, serviceEnv({ ...storageEnv, PORT: String(port) }), port, dir);
+  const env = serviceEnv({ ...storageEnv, PORT: String(port) });
+  return startServer(label, SERVICE, env, port, dir, nodeOptions);
 }
 
 export async function startBaseline(
