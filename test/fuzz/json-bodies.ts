@@ -23,6 +23,8 @@ interface Piece {
   text: string;
   decoded: Decoded;
   broken: boolean;
+  /** How many arrays and objects the value opens inside each other, when that can be too many. */
+  depth?: number;
 }
 
 interface Member {
@@ -158,10 +160,26 @@ function stringPiece(s: fc.Arbitrary<string>): fc.Arbitrary<Piece> {
 const other = (text: string): Piece => ({ text, decoded: { kind: 'other' }, broken: false });
 const broken = (text: string): Piece => ({ text, decoded: { kind: 'other' }, broken: true });
 
-/** Values of every other JSON type, for a field that wants a string or an integer. */
+/** What a JSON value generated as a JavaScript value is to the rules. */
+function decodedOf(value: unknown): Decoded {
+  if (typeof value === 'string') return { kind: 'string', value };
+  if (typeof value === 'number') {
+    return Number.isInteger(value)
+      ? { kind: 'integer', value: BigInt(value) }
+      : { kind: 'fraction' };
+  }
+  return { kind: 'other' };
+}
+
+/**
+ * Values of every other JSON type, for a field that wants a string or an integer. Whatever
+ * fc.jsonValue makes (a string or a number too) is judged as what it is.
+ */
 const wrongTypes: fc.Arbitrary<Piece> = fc.oneof(
   fc.constantFrom('null', 'true', 'false', '[]', '{}', '[1]', '{"a":1}', '[null]').map(other),
-  fc.jsonValue({ maxDepth: 2 }).map((v) => other(JSON.stringify(v))),
+  fc
+    .jsonValue({ maxDepth: 2 })
+    .map((v): Piece => ({ text: JSON.stringify(v), decoded: decodedOf(v), broken: false })),
 );
 
 // ---------------------------------------------------------------------------------------------
@@ -439,12 +457,12 @@ const unknownKey = fc
   )
   .filter((k) => !KNOWN.has(k));
 
-/** `depth` arrays (or objects) inside each other, as a member value: the body is one deeper. */
+/** `depth` arrays (or objects) inside each other, as a member value: the body is deeper still. */
 function nested(depth: number, objects: boolean): Piece {
   const text = objects
     ? `${'{"a":'.repeat(depth - 1)}{}${'}'.repeat(depth - 1)}`
     : `${'['.repeat(depth)}${']'.repeat(depth)}`;
-  return { text, decoded: { kind: 'other' }, broken: depth + 1 > MAX_DEPTH };
+  return { text, decoded: { kind: 'other' }, broken: false, depth };
 }
 
 const anyValue: fc.Arbitrary<Piece> = fc.oneof(
@@ -614,6 +632,8 @@ function build(members: Member[], mutations: Mutation[], ws: string): BodyCase {
   let list = [...members];
   let jsonBroken = false;
   let notObject = false;
+  /** How deep the object is: its members' values are one deeper. */
+  let objectDepth = 1;
   for (const m of mutations) {
     if (m.kind === 'invalid' || m.kind === 'duplicate' || m.kind === 'drop') {
       const name = FIELDS[m.field]!.name;
@@ -660,6 +680,7 @@ function build(members: Member[], mutations: Mutation[], ws: string): BodyCase {
     }[wrap.wrap];
     // Only an array still holds the object, with its broken values and duplicate keys.
     if (wrap.wrap !== 'array') list = [];
+    else objectDepth = 2;
   }
   let bytes = encode(text);
   for (const m of mutations) {
@@ -691,7 +712,11 @@ function build(members: Member[], mutations: Mutation[], ws: string): BodyCase {
   if (duplicate) steps.push('duplicate key');
   const outcome = ((): BodyOutcome => {
     if (bytes.length > BODY_LIMIT_BYTES) return { status: 413, code: 'payload_too_large' };
-    if (jsonBroken || duplicate || list.some((x) => x.value.broken))
+    if (
+      jsonBroken ||
+      duplicate ||
+      list.some((x) => x.value.broken || objectDepth + (x.value.depth ?? 0) > MAX_DEPTH)
+    )
       return { status: 400, code: 'invalid_json' };
     if (notObject) return { status: 400, code: 'invalid_body' };
     const byKey = new Map(list.map((x) => [x.key, x.value.decoded]));

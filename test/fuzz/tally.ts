@@ -8,9 +8,16 @@ export function fuzzRuns(short: number): number {
   return runs;
 }
 
-/** FUZZ_SEED replays a run that failed (fast-check prints the seed and path). */
-export function fuzzSeed(): { seed?: number } {
-  return process.env.FUZZ_SEED === undefined ? {} : { seed: Number(process.env.FUZZ_SEED) };
+/**
+ * FUZZ_SEED (and FUZZ_PATH) replay a run that failed: fast-check prints both. FUZZ_NO_SHRINK=1
+ * reports the first failing case as generated, before shrinking.
+ */
+export function fuzzSeed(): { seed?: number; path?: string; endOnFailure?: boolean } {
+  return {
+    ...(process.env.FUZZ_SEED !== undefined ? { seed: Number(process.env.FUZZ_SEED) } : {}),
+    ...(process.env.FUZZ_PATH !== undefined ? { path: process.env.FUZZ_PATH } : {}),
+    ...(process.env.FUZZ_NO_SHRINK === '1' ? { endOnFailure: true } : {}),
+  };
 }
 
 /** Statuses (and codes) seen per layer, for the assertions that each was reached and the summary. */
