@@ -49,7 +49,7 @@ export class Tally {
 
   summary(): string {
     const seconds = (Date.now() - this.#started) / 1000;
-    const lines = [`fuzz: ${this.cases()} cases in ${seconds.toFixed(1)} s`];
+    const lines = [`fuzz: ${this.cases()} answers in ${seconds.toFixed(1)} s`];
     for (const [layer, counts] of this.#counts) {
       const sorted = [...counts].sort(([a], [b]) => a.localeCompare(b));
       lines.push(
