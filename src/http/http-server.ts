@@ -98,6 +98,13 @@ export class ApiServer extends Server {
     this.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) =>
       this.#serve(request, response, handler),
     );
+    // CONNECT asks for a tunnel, which an origin server does not open. Without a listener Node
+    // drops the connection unanswered; its target names a host, not one of our paths, so it is
+    // refused like other HTTP we do not serve: 400 with the Error body, then closed.
+    this.on('connect', (request: IncomingMessage, socket: Socket) => {
+      socket.write(rawErrorResponse(httpErrors.tunnelRefused(), genRequestId(request)));
+      linger(socket);
+    });
   }
 
   #admit(socket: Socket): void {

@@ -60,6 +60,22 @@ describe('GET /v1/pets (listPets), when the query is wrong', () => {
     },
   );
 
+  it('returns 400 invalid_parameter when the cursor is empty, also once the first page is cached', async () => {
+    // Found by the fuzz suite: the page cache keyed a missing and an empty cursor alike.
+    const { key } = await server().createKey();
+    // One more pet than the page holds: only a page with a next one is cached.
+    for (let i = 0; i < 8; i++) {
+      await call(server(), 'POST', '/v1/pets', { key, body: { name: `E${i}`, categoryId: 1 } });
+    }
+    const first = await call(server(), 'GET', '/v1/pets?limit=7', { key });
+    expect(first.status).toBe(200);
+    for (let i = 0; i < 2; i++) {
+      const res = await call(server(), 'GET', '/v1/pets?limit=7&cursor=', { key });
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ code: 'invalid_parameter', status: 400 });
+    }
+  });
+
   it('returns 400 invalid_parameter when a cursor is used with another status filter', async () => {
     const { key } = await server().createKey();
     for (let i = 0; i < 3; i++) {

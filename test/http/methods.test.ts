@@ -1,5 +1,7 @@
 import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
+import { expectErrorContract } from '../helpers/error-contract.js';
+import { rawRequest } from '../helpers/raw-http.js';
 import { type TestServer, useServer } from '../helpers/test-server.js';
 
 const server = useServer();
@@ -80,5 +82,30 @@ describe('methods a path does not serve', () => {
   it('still answers an unknown path with 404, whatever the method', async () => {
     const res = await send(server(), 'TRACE', '/nope');
     expect(res.status).toBe(404);
+  });
+
+  it('answers an unknown path under /v1 with 404 before reading its body', async () => {
+    // Found by the fuzz suite: the body was parsed first, so a bad one made it a 400 invalid_json.
+    const { key } = await server().createKey();
+    for (const body of ['', '{', '{"a":1,"a":2}']) {
+      const res = await send(
+        server(),
+        'PATCH',
+        '/v1/nope',
+        { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body,
+      );
+      expect(res).toMatchObject({ status: 404, body: { code: 'not_found', status: 404 } });
+    }
+  });
+
+  it('answers CONNECT, a tunnel it never opens, with 400 and the Error body instead of hanging up', async () => {
+    // Found by the fuzz suite: with no 'connect' listener Node closed the connection unanswered.
+    const res = await rawRequest(
+      server().url,
+      'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n',
+    );
+    expectErrorContract(res, 'bad_request', 400);
+    expect(res.headers.connection).toBe('close');
   });
 });

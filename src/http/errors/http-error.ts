@@ -51,6 +51,11 @@ export const httpErrors = {
       'bad_request',
       'The request carries more than one Authorization header; send exactly one: Authorization: Bearer <key>',
     ),
+  tunnelRefused: () =>
+    new HttpError(
+      'bad_request',
+      'CONNECT asks for a tunnel, which this service does not open; send the request itself',
+    ),
   missingHost: () =>
     new HttpError('bad_request', 'An HTTP/1.1 request must carry a Host header (RFC 9112)'),
   requestTimeout: (part: 'headers' | 'request', seconds: number) =>

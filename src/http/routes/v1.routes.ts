@@ -27,6 +27,11 @@ export interface V1Dependencies {
  */
 export async function v1Routes(app: FastifyInstance, deps: V1Dependencies): Promise<void> {
   app.addHook('onRequest', deps.guard);
+  // No operation at the path: 404 once authenticated, before the body is read. Fastify's
+  // not-found handler would parse the body first and answer a 400 for a body no operation takes.
+  app.addHook('onRequest', async (request) => {
+    if (request.is404) throw httpErrors.noRoute(request.method, request.url.split('?')[0] ?? '');
+  });
 
   registerListPets(app, deps.pets, deps.publicBaseUrl, deps.caches.pages);
   registerCreatePet(app, deps.pets);

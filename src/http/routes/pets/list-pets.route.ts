@@ -38,7 +38,8 @@ export function registerListPets(
     async (request, reply) => {
       // The validator fills in the default; the fallback only satisfies the type.
       const { limit = PAGE_SIZE.default, status, cursor } = request.query;
-      const key = `${limit}|${status ?? ''}|${cursor ?? ''}`;
+      // An empty cursor is a cursor (and refused), never the same page as no cursor at all.
+      const key = `${limit}|${status ?? ''}|${cursor === undefined ? '' : `c${cursor}`}`;
       const cached = pages.get(key);
       if (cached !== undefined) return sendCached(reply, cached);
 
