@@ -54,6 +54,7 @@ export interface AppDependencies {
 const GET_HEAD = ['GET', 'HEAD'];
 /** Serialized bodies kept per process: enough for the hot pages and pets, bounded whatever the data. */
 const RESPONSE_CACHE_BYTES = { pages: 24 * 1024 * 1024, pets: 8 * 1024 * 1024 } as const;
+const V1_PREFIX = '/v1';
 const SHARED_SCHEMAS = [PetStatusSchema, NewPetSchema, PetSchema, PetsSchema, ErrorSchema];
 
 /** A hop count means: trust that many proxies nearest to us (what proxy-addr does with a number). */
@@ -114,6 +115,15 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.setNotFoundHandler(async (request) => {
     throw httpErrors.noRoute(request.method, request.url.split('?')[0] ?? '');
   });
+  // Fastify reads a body before its not-found handler runs, so a body no path takes would turn the
+  // 404 into a 400. Under /v1 the same refusal waits for authentication (routes/v1.routes.ts).
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (request.is404 && !isUnderV1(request.url)) {
+      done(httpErrors.noRoute(request.method, request.url.split('?')[0] ?? ''));
+    } else {
+      done();
+    }
+  });
   await app.register(jsonBodyPlugin);
   await app.register(requestIdPlugin);
   await app.register(accessLogPlugin);
@@ -147,7 +157,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   );
   refuseOtherMethods(app, '/v1/openapi.json', GET_HEAD);
   await app.register(v1Routes, {
-    prefix: '/v1',
+    prefix: V1_PREFIX,
     guard,
     pets,
     clock,
@@ -175,4 +185,8 @@ async function answerFrameworkError(
   } catch (refusal) {
     handleError(refusal, request, reply);
   }
+}
+
+function isUnderV1(url: string): boolean {
+  return url.startsWith(V1_PREFIX) && /^[/?]?$/.test(url.charAt(V1_PREFIX.length));
 }

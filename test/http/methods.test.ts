@@ -99,6 +99,22 @@ describe('methods a path does not serve', () => {
     }
   });
 
+  it.each(['/nope', '/v1x', '/docs/nope.json'])(
+    'answers POST %s, a path no route serves, with 404 before reading its body',
+    async (path) => {
+      for (const body of ['{', '{"a":1,"a":2}']) {
+        const res = await send(
+          server(),
+          'POST',
+          path,
+          { 'content-type': 'application/json' },
+          body,
+        );
+        expect(res).toMatchObject({ status: 404, body: { code: 'not_found', status: 404 } });
+      }
+    },
+  );
+
   it('answers CONNECT, a tunnel it never opens, with 400 and the Error body instead of hanging up', async () => {
     // Found by the fuzz suite: with no 'connect' listener Node closed the connection unanswered.
     const res = await rawRequest(
