@@ -466,7 +466,11 @@ async function main(options: Options): Promise<void> {
       const seconds = wrk.durationUs / 1e6;
       const wrkAchieved = wrk.requests / seconds;
       const overheadMs = (SOAK_CONNECTIONS * 1000) / Math.max(1, wrkAchieved) - delayMs;
-      delayMs = Math.max(0, (SOAK_CONNECTIONS * 1000) / wrkRate - overheadMs);
+      // Halfway to the correction each time, never below a fifth of the ideal delay: when the
+      // machine is busy for a while (other jobs on it), a delay of 0 would turn the soak into a
+      // closed loop at full load, and the next quiet interval would overshoot the target.
+      const ideal = (SOAK_CONNECTIONS * 1000) / wrkRate;
+      delayMs = Math.max(ideal / 5, (delayMs + Math.max(0, ideal - overheadMs)) / 2);
 
       const minutes = (performance.now() - startedAt) / MINUTE_MS;
       const ticks = cpuTicks(pid);
