@@ -20,6 +20,7 @@ function key(id: string): ApiKeyRecord {
     hash: id,
     displayPrefix: id.slice(0, 12),
     createdAt: T0,
+    deprecatedCalls: 0,
   };
 }
 

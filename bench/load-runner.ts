@@ -83,21 +83,43 @@ export function ensureWrk(): void {
 export const runningWrk = new Set<ChildProcess>();
 
 function runOne(run: LoadRun, target: string, connections: number): Promise<WrkResult> {
+  return runWrk<WrkResult>({
+    what: `wrk ${run.scenario} on ${target}`,
+    script: SCRIPT,
+    target,
+    connections,
+    durationSeconds: run.durationSeconds,
+    headers: [`Authorization: Bearer ${run.key}`],
+    scriptArgs: [
+      run.scenario,
+      String(run.pets),
+      ...(run.scenario === 'list-cursor' || run.scenario === 'list-last' ? run.startPaths : []),
+    ],
+  });
+}
+
+/** One wrk process (1 thread) with a Lua script whose done() prints `BENCH_RESULT {json}`. */
+export function runWrk<T>(run: {
+  what: string;
+  script: string;
+  target: string;
+  connections: number;
+  durationSeconds: number;
+  headers: readonly string[];
+  scriptArgs: readonly string[];
+}): Promise<T> {
   const args = [
     '-t1',
-    `-c${connections}`,
+    `-c${run.connections}`,
     `-d${run.durationSeconds}s`,
     '--timeout',
     '5s',
-    '-H',
-    `Authorization: Bearer ${run.key}`,
+    ...run.headers.flatMap((header) => ['-H', header]),
     '-s',
-    SCRIPT,
-    target,
+    run.script,
+    run.target,
     '--',
-    run.scenario,
-    String(run.pets),
-    ...(run.scenario === 'list-cursor' || run.scenario === 'list-last' ? run.startPaths : []),
+    ...run.scriptArgs,
   ];
   return new Promise((resolve, reject) => {
     const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -111,12 +133,10 @@ function runOne(run: LoadRun, target: string, connections: number): Promise<WrkR
       runningWrk.delete(child);
       const line = out.split('\n').find((l) => l.startsWith(MARK));
       if (code !== 0 || line === undefined) {
-        reject(
-          new Error(`wrk ${run.scenario} on ${target} ended (${signal ?? code}):\n${err}${out}`),
-        );
+        reject(new Error(`${run.what} ended (${signal ?? code}):\n${err}${out}`));
         return;
       }
-      resolve(JSON.parse(line.slice(MARK.length)) as WrkResult);
+      resolve(JSON.parse(line.slice(MARK.length)) as T);
     });
   });
 }

@@ -87,6 +87,11 @@ export function memory(pid: number): Memory {
   return { rssKiB: field('VmRSS'), peakKiB: field('VmHWM') };
 }
 
+/** Open file descriptors (sockets, files, pipes, epoll, timers): the entries of /proc/<pid>/fd. */
+export function openFiles(pid: number): number {
+  return readdirSync(`/proc/${pid}/fd`).length;
+}
+
 /** The 1-, 5- and 15-minute load averages, as `uptime` prints them. */
 export function loadAverage(): string {
   return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');

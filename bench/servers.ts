@@ -11,6 +11,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import Sqlite from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { BaselineConfig } from './baseline-server.js';
@@ -36,16 +37,40 @@ export interface Storage {
   readonly env: Env;
   /** After seeding: what the database would have done on its own by the time a real service runs. */
   settle(): Promise<void>;
+  /**
+   * Runs one SQL statement that both SQLite and PostgreSQL read alike, from outside the service (the
+   * soak counts rows with it); resolves the first column of the first row, if any, as a number.
+   */
+  query(text: string): Promise<number | undefined>;
   drop(): Promise<void>;
+}
+
+function firstNumber(row: Record<string, unknown> | undefined): number | undefined {
+  const value = row === undefined ? undefined : Object.values(row)[0];
+  return value === undefined || value === null ? undefined : Number(value);
 }
 
 export function sqliteStorage(dir: string): Storage {
   const path = join(dir, 'bench.db');
+  let db: Sqlite.Database | undefined;
   return {
     description: `SQLite, ${path}`,
     env: { DATABASE_URL: `sqlite:${path}` },
     settle: async () => undefined,
-    drop: async () => undefined, // the file goes with the temporary folder
+    async query(text) {
+      // A connection of our own, as a second process would have: WAL lets it read while the
+      // service writes, and waits for the service's write lock rather than failing.
+      db ??= new Sqlite(path, { timeout: 5_000 });
+      const statement = db.prepare(text);
+      if (!statement.reader) {
+        statement.run();
+        return undefined;
+      }
+      return firstNumber(statement.get() as Record<string, unknown> | undefined);
+    },
+    async drop() {
+      db?.close(); // the file goes with the temporary folder
+    },
   };
 }
 
@@ -82,6 +107,15 @@ export async function postgresStorage(): Promise<Storage> {
           await client.query(`ANALYZE ${schema}.${pg.escapeIdentifier(tablename)}`);
         }
       });
+    },
+    async query(text) {
+      let answer: number | undefined;
+      await admin(async (client) => {
+        await client.query(`SET search_path TO ${schema}`);
+        const result = await client.query<Record<string, unknown>>(text);
+        answer = firstNumber(result.rows[0]);
+      });
+      return answer;
     },
     async drop() {
       await admin((client) => client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`));

@@ -142,6 +142,8 @@ export async function createServices(
       },
       async close() {
         for (const timer of timers) clearTimeout(timer);
+        // Counts gathered since the last interval go to storage before it closes.
+        await apiKeys.flushDeprecatedCalls();
         await closeAll(owned);
       },
     };

@@ -85,6 +85,11 @@ export interface ApiKeyStore {
   revoke(id: string, at: number): Promise<boolean>;
   touch(id: string, at: number): Promise<void>;
   /**
+   * Adds each count to its key's `deprecatedCalls`, all in one transaction; ids of keys that do
+   * not exist are skipped.
+   */
+  addDeprecatedCalls(counts: ReadonlyArray<{ id: string; calls: number }>): Promise<void>;
+  /**
    * Records a temporary ban. The rate-limit store keeps the live ban; this copy survives restarts
    * and shows in `petstore keys list`. Returns false when no such key exists.
    */

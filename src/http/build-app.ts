@@ -145,7 +145,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     });
   }
 
-  await app.register(metricsPlugin, { metrics });
+  await app.register(metricsPlugin, {
+    metrics,
+    onDeprecatedCall: (keyId) => apiKeys.recordDeprecatedCall(keyId),
+  });
 
   await app.register(openApiPlugin, { config });
   registerHealth(app, dependencies);

@@ -55,6 +55,7 @@ describe('RateLimiter with bans recorded on the key', () => {
     hash: 'h',
     displayPrefix: 'pa_live_xxxx',
     createdAt: T0,
+    deprecatedCalls: 0,
     ...extra,
   });
   const setup = () => {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { call, type TestServer, useServer } from '../helpers/test-server.js';
 
 const server = useServer({ env: { PETSTORE_BAN_AFTER: '2' } });
@@ -70,9 +70,36 @@ describe('GET /metrics', () => {
     expect(delta('petstore_api_key_bans_total')).toBe(1);
   });
 
-  it('counts calls to the deprecated getPet per key id', async () => {
+  it('counts calls to the deprecated getPet by plan, one series per plan however many keys call it', async () => {
     const s = server();
     s.clock.set(Date.parse('2026-11-23T02:20:00Z'));
+    const pro = await Promise.all(Array.from({ length: 20 }, () => s.createKey('pro')));
+    const business = await s.createKey('business');
+    const first = pro[0] as { key: string };
+    const created = await call(s, 'POST', '/v1/pets', {
+      key: first.key,
+      body: { name: 'Legacy', categoryId: 1 },
+    });
+    const path = `/v1/pets/${(created.body as { id: number }).id}`;
+    const before = await scrape(s);
+    for (const { key } of pro) await call(s, 'GET', path, { key });
+    await call(s, 'GET', '/v1/pets/999999999', { key: business.key });
+    await call(s, 'GET', path); // no key: no plan to count it under
+    await call(s, 'GET', '/v1/pets', { key: business.key }); // not deprecated
+    const text = await scrape(s);
+    const calls = (plan: string, t: string) =>
+      sample(t, 'petstore_deprecated_operation_calls_total', { operation: 'getPet', plan });
+    expect(calls('pro', text) - calls('pro', before)).toBe(20);
+    expect(calls('business', text) - calls('business', before)).toBe(1);
+    // A label never takes one value per key: 21 keys, two plans, two series.
+    const series = text.match(/^petstore_deprecated_operation_calls_total\{.*$/gm) ?? [];
+    expect(series).toHaveLength(2);
+    expect(series.join('\n')).not.toMatch(/key_id|key_/);
+  });
+
+  it('counts deprecated calls per key with the key, written in one batch per interval', async () => {
+    const s = server();
+    s.clock.set(Date.parse('2026-11-23T02:30:00Z'));
     const a = await s.createKey('pro');
     const b = await s.createKey('pro');
     const created = await call(s, 'POST', '/v1/pets', {
@@ -80,19 +107,23 @@ describe('GET /metrics', () => {
       body: { name: 'Legacy', categoryId: 1 },
     });
     const path = `/v1/pets/${(created.body as { id: number }).id}`;
+    const stored = async (id: string) => (await s.storage.apiKeys.findById(id))?.deprecatedCalls;
+    // Two calls an interval apart: whatever earlier tests left pending, an interval starts now.
+    await call(s, 'GET', path, { key: b.key });
+    s.clock.advance(60_000);
+    await call(s, 'GET', path, { key: b.key });
+    await vi.waitFor(async () => expect(await stored(b.id)).toBe(2));
     for (let i = 0; i < 3; i++) await call(s, 'GET', path, { key: a.key });
-    await call(s, 'GET', '/v1/pets/999999999', { key: b.key });
-    await call(s, 'GET', path); // no key: nobody to name
-    await call(s, 'GET', '/v1/pets', { key: b.key }); // not deprecated
-    const text = await scrape(s);
-    const calls = (keyId: string) =>
-      sample(text, 'petstore_deprecated_operation_calls_total', {
-        operation: 'getPet',
-        key_id: keyId,
-      });
-    expect(calls(a.id)).toBe(3);
-    expect(calls(b.id)).toBe(1);
-    expect(text.match(/petstore_deprecated_operation_calls_total\{/g)).toHaveLength(2);
+    await call(s, 'GET', path, { key: b.key });
+    // Within the interval nothing is written: no write per request.
+    expect(await stored(a.id)).toBe(0);
+    expect(await stored(b.id)).toBe(2);
+    s.clock.advance(60_000);
+    await call(s, 'GET', path, { key: b.key });
+    await vi.waitFor(async () => {
+      expect(await stored(a.id)).toBe(3);
+      expect(await stored(b.id)).toBe(4);
+    });
   });
 
   it('reports process metrics and needs no key', async () => {

@@ -181,6 +181,7 @@ describe.runIf(available)('PostgreSQL storage', () => {
           'api_keys.ban_lifted_at',
           'api_keys.banned_until',
           'api_keys.created_at',
+          'api_keys.deprecated_calls',
           'api_keys.last_used_at',
           'api_keys.per_day',
           'api_keys.per_minute',
@@ -290,6 +291,7 @@ describe.runIf(available)('PostgreSQL storage', () => {
       const { storage } = await freshStorage();
       try {
         await storage.migrate();
+        await storage.migrateDown();
         await storage.migrateDown();
         await expect(storage.migrateDown()).resolves.toEqual([
           'reverted 2026-11-24-05-idempotency-purge',

@@ -28,6 +28,7 @@ const MIGRATIONS = [
   '2026-11-23-04-api-key-ban-lifted',
   '2026-11-24-05-idempotency-purge',
   '2026-11-24-06-api-key-seq',
+  '2026-11-24-07-api-key-deprecated-calls',
 ] as const;
 
 function keyRecord(id: string, createdAt: number): NewApiKeyRecord {
@@ -226,6 +227,7 @@ describe('SQLite storage specifics', () => {
     const storage = createSqliteStorage(':memory:');
     try {
       await storage.migrate();
+      await storage.migrateDown();
       await storage.migrateDown();
       await expect(storage.migrateDown()).resolves.toEqual([
         'reverted 2026-11-24-05-idempotency-purge',

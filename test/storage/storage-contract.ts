@@ -461,14 +461,16 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
       it('round-trips a record through insert, findByHash and findById without inventing fields', async () => {
         const input = newKeyRecord();
         const inserted = await storage.apiKeys.insert(input);
-        expect(inserted).toEqual(input);
+        expect(inserted).toEqual({ ...input, deprecatedCalls: 0 });
         for (const found of [
           await storage.apiKeys.findByHash(input.hash),
           await storage.apiKeys.findById(input.id),
         ]) {
-          expect(found).toEqual(input);
+          expect(found).toEqual({ ...input, deprecatedCalls: 0 });
           if (found === undefined) continue;
-          expect(Object.keys(found).sort()).toEqual(Object.keys(input).sort());
+          expect(Object.keys(found).sort()).toEqual(
+            Object.keys({ ...input, deprecatedCalls: 0 }).sort(),
+          );
           expect('revokedAt' in found).toBe(false);
           expect('lastUsedAt' in found).toBe(false);
           expect('bannedUntil' in found).toBe(false);
@@ -491,9 +493,12 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         });
         await storage.apiKeys.insert(input);
         const found = await storage.apiKeys.findById(input.id);
-        expect(found).toEqual(input);
+        expect(found).toEqual({ ...input, deprecatedCalls: 0 });
         expect(found?.customLimits).toEqual({ perMinute: 12_345, perDay: 9_876_543_210 });
-        await expect(storage.apiKeys.findByHash(input.hash)).resolves.toEqual(input);
+        await expect(storage.apiKeys.findByHash(input.hash)).resolves.toEqual({
+          ...input,
+          deprecatedCalls: 0,
+        });
       });
 
       it('lists keys oldest first, including the ones just inserted', async () => {
@@ -507,8 +512,8 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         const newerIndex = list.findIndex((k) => k.id === newer.id);
         expect(olderIndex).toBeGreaterThanOrEqual(0);
         expect(newerIndex).toBeGreaterThan(olderIndex);
-        expect(list[olderIndex]).toEqual(older);
-        expect(list[newerIndex]).toEqual(newer);
+        expect(list[olderIndex]).toEqual({ ...older, deprecatedCalls: 0 });
+        expect(list[newerIndex]).toEqual({ ...newer, deprecatedCalls: 0 });
         for (let i = 1; i < list.length; i++) {
           expect(list[i]?.createdAt).toBeGreaterThanOrEqual(list[i - 1]?.createdAt ?? Infinity);
         }
@@ -574,6 +579,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         expect(found?.revokedAt).toBe(at);
         await expect(storage.apiKeys.findByHash(input.hash)).resolves.toEqual({
           ...input,
+          deprecatedCalls: 0,
           revokedAt: at,
         });
       });
@@ -601,11 +607,31 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         await storage.apiKeys.touch(input.id, at);
         await expect(storage.apiKeys.findById(input.id)).resolves.toEqual({
           ...input,
+          deprecatedCalls: 0,
           lastUsedAt: at,
         });
         await storage.apiKeys.touch(input.id, at + 1);
         const found = await storage.apiKeys.findById(input.id);
         expect(found?.lastUsedAt).toBe(at + 1);
+      });
+
+      it('adds deprecated-call counts to their keys in one batch, and skips unknown ids', async () => {
+        const [a, b] = [newKeyRecord(), newKeyRecord()];
+        await storage.apiKeys.insert(a);
+        await storage.apiKeys.insert(b);
+        const unknown = `key_${randomUUID()}`;
+        await storage.apiKeys.addDeprecatedCalls([
+          { id: a.id, calls: 3 },
+          { id: unknown, calls: 5 },
+          { id: b.id, calls: 1 },
+        ]);
+        await storage.apiKeys.addDeprecatedCalls([{ id: a.id, calls: 4 }]);
+        await storage.apiKeys.addDeprecatedCalls([]);
+        expect((await storage.apiKeys.findById(a.id))?.deprecatedCalls).toBe(7);
+        expect((await storage.apiKeys.findById(b.id))?.deprecatedCalls).toBe(1);
+        await expect(storage.apiKeys.findById(unknown)).resolves.toBeUndefined();
+        const listed = (await storage.apiKeys.list()).find((record) => record.id === a.id);
+        expect(listed?.deprecatedCalls).toBe(7);
       });
 
       it('resolves touch of an unknown id without creating a key', async () => {
@@ -625,7 +651,7 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         const liftedAt = input.createdAt + 60_000;
         await expect(storage.apiKeys.liftBan(input.id, liftedAt)).resolves.toBe(true);
         const lifted = await storage.apiKeys.findById(input.id);
-        expect(lifted).toEqual({ ...input, banLiftedAt: liftedAt });
+        expect(lifted).toEqual({ ...input, deprecatedCalls: 0, banLiftedAt: liftedAt });
         expect(lifted !== undefined && 'bannedUntil' in lifted).toBe(false);
       });
 

@@ -24,6 +24,8 @@ function columns(record: ApiKeyRecord, now: number): string[] {
     state(record, now),
     `created ${iso(record.createdAt)}`,
     record.lastUsedAt === undefined ? 'never used' : `last used ${iso(record.lastUsedAt)}`,
+    // Who still calls getPet before its sunset; counted per key, written about once a minute.
+    `deprecated calls ${record.deprecatedCalls}`,
   ];
 }
 
@@ -34,8 +36,10 @@ export const keysList: Command = {
     'Usage: petstore keys list',
     '',
     'One line per key, oldest first:',
-    '  id  "label"  plan and limits  display prefix…  state  created  last used',
+    '  id  "label"  plan and limits  display prefix…  state  created  last used  deprecated calls',
     'where state is active, revoked <time> or banned until <time>. Times are UTC, ISO 8601.',
+    'deprecated calls counts calls to the deprecated getPet made with the key (the service',
+    'writes the counts about once a minute, and when it stops).',
   ].join('\n'),
   migrateOnOpen: true,
   prepare(args) {

@@ -43,6 +43,11 @@ export class ApiKeyService {
   static readonly TOUCH_INTERVAL_MS = MINUTE_MS;
   private static readonly CACHE_MAX_ENTRIES = 10_000;
 
+  /** Deprecated calls counted since the last flush, by key id (valid keys only: bounded). */
+  private pendingDeprecated = new Map<string, number>();
+  private lastDeprecatedFlush: number | undefined;
+  private flushing: Promise<void> | undefined;
+
   /** By token: the keys seen valid lately (the process holds them in requests anyway). */
   private readonly cache = new Map<string, CacheEntry>();
   private readonly lastTouched = new Map<string, number>();
@@ -56,6 +61,24 @@ export class ApiKeyService {
     private readonly changes?: KeyChangeNotifier,
   ) {
     this.known = new KnownKeyHashes(store);
+  }
+
+  /**
+   * Entries of each in-memory structure, for tests and diagnostics: each must stay bounded by the
+   * keys that exist (or a fixed cap), whatever tokens clients send.
+   */
+  get footprint(): {
+    cache: number;
+    lastTouched: number;
+    knownPrefixes: number;
+    pendingDeprecated: number;
+  } {
+    return {
+      cache: this.cache.size,
+      lastTouched: this.lastTouched.size,
+      knownPrefixes: this.known.size,
+      pendingDeprecated: this.pendingDeprecated.size,
+    };
   }
 
   /** From now on, drops a key from this instance's cache as soon as any instance changes it. */
@@ -100,7 +123,7 @@ export class ApiKeyService {
     const { record, key } = this.newKey({ plan: 'free', label: 'first start' });
     if (!(await this.store.insertIfNone(record))) return undefined;
     this.known.add(record.hash);
-    return { record: { ...record }, key };
+    return { record: { ...record, deprecatedCalls: 0 }, key };
   }
 
   list(): Promise<ApiKeyRecord[]> {
@@ -192,6 +215,51 @@ export class ApiKeyService {
       if (!oldest.done) this.cache.delete(oldest.value);
     }
     this.cache.set(token, { record, expiresAt: now + ApiKeyService.CACHE_TTL_MS });
+  }
+
+  /**
+   * Counts a call to a deprecated operation made with this key. Like last-used, coarse on purpose:
+   * counts add up in memory and go to storage in one transaction per interval, never a write per
+   * request. The first call only starts the interval, so a burst is one write, not two.
+   */
+  recordDeprecatedCall(id: string): void {
+    this.pendingDeprecated.set(id, (this.pendingDeprecated.get(id) ?? 0) + 1);
+    const now = this.clock.now();
+    this.lastDeprecatedFlush ??= now;
+    if (
+      now - this.lastDeprecatedFlush >= ApiKeyService.TOUCH_INTERVAL_MS ||
+      this.pendingDeprecated.size >= ApiKeyService.CACHE_MAX_ENTRIES
+    ) {
+      this.lastDeprecatedFlush = now;
+      void this.flushDeprecatedCalls();
+    }
+  }
+
+  /**
+   * Writes the counts gathered so far; a failed write keeps them for the next one. Called on the
+   * interval, and at shutdown so that a stop loses nothing counted.
+   */
+  async flushDeprecatedCalls(): Promise<void> {
+    // One write at a time: two overlapping ones could not hand back their counts in order.
+    while (this.flushing !== undefined) await this.flushing;
+    if (this.pendingDeprecated.size === 0) return;
+    const batch = this.pendingDeprecated;
+    this.pendingDeprecated = new Map();
+    const counts = [...batch].map(([id, calls]) => ({ id, calls }));
+    this.flushing = this.store.addDeprecatedCalls(counts).then(
+      () => undefined,
+      () => {
+        // Kept for the next interval; the map holds at most one entry per key in use.
+        for (const { id, calls } of counts) {
+          this.pendingDeprecated.set(id, (this.pendingDeprecated.get(id) ?? 0) + calls);
+        }
+      },
+    );
+    try {
+      await this.flushing;
+    } finally {
+      this.flushing = undefined;
+    }
   }
 
   /** Last-used is coarse on purpose: at most one write per key per interval, never awaited. */

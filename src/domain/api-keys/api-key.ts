@@ -4,7 +4,7 @@ export type KeyEnvironment = 'production' | 'staging';
 
 /** What storage keeps about a key. Never the key itself: only its SHA-256 and a display prefix. */
 export interface ApiKeyRecord {
-  /** Public identifier, e.g. `key_8Fq2...`, used by the CLI and in metrics. */
+  /** Public identifier, e.g. `key_8Fq2...`, used by the CLI and in logs (never a metric label). */
   id: string;
   label: string;
   plan: Plan;
@@ -21,9 +21,15 @@ export interface ApiKeyRecord {
   bannedUntil?: number;
   /** When a ban was last lifted by hand (`keys unban`): ends live bans that started before it. */
   banLiftedAt?: number;
+  /**
+   * Calls to deprecated operations (getPet) made with this key and flushed to storage so far: who
+   * must migrate before the sunset. Counted here rather than in a metric label, which must never
+   * take one value per key.
+   */
+  deprecatedCalls: number;
 }
 
 export type NewApiKeyRecord = Omit<
   ApiKeyRecord,
-  'lastUsedAt' | 'revokedAt' | 'bannedUntil' | 'banLiftedAt'
+  'lastUsedAt' | 'revokedAt' | 'bannedUntil' | 'banLiftedAt' | 'deprecatedCalls'
 >;

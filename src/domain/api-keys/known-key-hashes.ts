@@ -42,6 +42,11 @@ export class KnownKeyHashes {
     return this.prefixes.has(prefix);
   }
 
+  /** Prefixes held: one per key that exists, never one per token a client made up. */
+  get size(): number {
+    return this.prefixes.size;
+  }
+
   /** Keys this process creates are known at once. */
   add(hash: string): void {
     this.prefixes.add(hash.slice(0, 16));

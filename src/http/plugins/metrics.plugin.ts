@@ -9,7 +9,7 @@ export interface Metrics {
   readonly duration: Histogram<'operation'>;
   readonly rateLimited: Counter<'code'>;
   readonly bans: Counter;
-  readonly deprecatedCalls: Counter<'operation' | 'key_id'>;
+  readonly deprecatedCalls: Counter<'operation' | 'plan'>;
   readonly connectionsRefused: Counter<'cap'>;
 }
 
@@ -44,8 +44,10 @@ export function createMetrics(): Metrics {
     }),
     deprecatedCalls: new Counter({
       name: 'petstore_deprecated_operation_calls_total',
-      help: 'Calls to deprecated operations by API key id: who must migrate before the sunset',
-      labelNames: ['operation', 'key_id'],
+      // By plan, never by key: a label taking one value per key grows without bound. Which keys
+      // call it is counted with each key (`petstore keys list`).
+      help: 'Calls to deprecated operations by plan; keys list shows them per key',
+      labelNames: ['operation', 'plan'],
       registers: [registry],
     }),
     connectionsRefused: new Counter({
@@ -70,8 +72,12 @@ function operationOf(request: FastifyRequest): string {
  * series are looked up once per label combination (there are few) and kept, so counting costs no
  * label hashing per request.
  */
-export const metricsPlugin = fp<{ metrics: Metrics }>(
-  async (app, { metrics }) => {
+export const metricsPlugin = fp<{
+  metrics: Metrics;
+  /** Told of each call to a deprecated operation made with a valid key, to count it per key. */
+  onDeprecatedCall?: (keyId: string) => void;
+}>(
+  async (app, { metrics, onDeprecatedCall }) => {
     const counters = new Map<string, { inc(): void }>();
     const timers = new Map<string, { observe(seconds: number): void }>();
     app.addHook('onResponse', (request, reply, done) => {
@@ -92,7 +98,8 @@ export const metricsPlugin = fp<{ metrics: Metrics }>(
       const deprecated = (request.routeOptions.schema as { deprecated?: unknown } | undefined)
         ?.deprecated;
       if (deprecated === true && request.apiKey !== undefined) {
-        metrics.deprecatedCalls.inc({ operation, key_id: request.apiKey.id });
+        metrics.deprecatedCalls.inc({ operation, plan: request.apiKey.plan });
+        onDeprecatedCall?.(request.apiKey.id);
       }
       done();
     });

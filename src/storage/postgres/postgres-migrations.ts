@@ -98,4 +98,15 @@ export const POSTGRES_MIGRATIONS: Record<string, Migration> = {
       await sql`ALTER TABLE api_keys DROP COLUMN seq`.execute(db);
     },
   },
+  '2026-11-24-07-api-key-deprecated-calls': {
+    async up(db: Kysely<unknown>) {
+      // Per key, not per metric label: a label must never take one value per key.
+      await sql`ALTER TABLE api_keys ADD COLUMN deprecated_calls bigint NOT NULL DEFAULT 0`.execute(
+        db,
+      );
+    },
+    async down(db: Kysely<unknown>) {
+      await sql`ALTER TABLE api_keys DROP COLUMN deprecated_calls`.execute(db);
+    },
+  },
 };

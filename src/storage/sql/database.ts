@@ -33,6 +33,12 @@ export interface ApiKeysTable {
   revoked_at: NullableInt;
   banned_until: NullableInt;
   ban_lifted_at: NullableInt;
+  /** Calls to deprecated operations made with the key (flushed in batches by the service). */
+  deprecated_calls: ColumnType<
+    bigint | number | string,
+    bigint | number | undefined,
+    bigint | number
+  >;
   /**
    * Allocated by the database on insert, increasing (PostgreSQL identity, SQLite trigger): pages
    * through new keys without trusting any host's clock.

@@ -14,6 +14,7 @@ function toRecord(row: Selectable<ApiKeysTable>): ApiKeyRecord {
     hash: row.hash,
     displayPrefix: row.display_prefix,
     createdAt: toNumber(row.created_at),
+    deprecatedCalls: toNumber(row.deprecated_calls),
   };
   const perMinute = toOptionalNumber(row.per_minute);
   const perDay = toOptionalNumber(row.per_day);
@@ -53,7 +54,7 @@ export class SqlApiKeyStore implements ApiKeyStore {
         ban_lifted_at: null,
       })
       .execute();
-    return { ...record };
+    return { ...record, deprecatedCalls: 0 };
   }
 
   async insertIfNone(record: NewApiKeyRecord): Promise<boolean> {
@@ -150,6 +151,20 @@ export class SqlApiKeyStore implements ApiKeyStore {
 
   async touch(id: string, at: number): Promise<void> {
     await this.db.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', id).execute();
+  }
+
+  async addDeprecatedCalls(counts: ReadonlyArray<{ id: string; calls: number }>): Promise<void> {
+    if (counts.length === 0) return;
+    // One transaction for the batch: one commit (one fsync on SQLite) however many keys it holds.
+    await this.db.transaction().execute(async (trx) => {
+      for (const { id, calls } of counts) {
+        await trx
+          .updateTable('api_keys')
+          .set({ deprecated_calls: sql<number>`deprecated_calls + ${calls}` })
+          .where('id', '=', id)
+          .execute();
+      }
+    });
   }
 
   async setBannedUntil(id: string, until: number): Promise<boolean> {
