@@ -52,6 +52,7 @@ const POSTGRES_TRAITS: DialectTraits = {
     ).execute(trx);
   },
   isLockTimeout: (error) => (error as { code?: unknown } | null)?.code === '55P03',
+  statusPageAsIndexRange: true,
 };
 
 type Migrate = (db: Kysely<Database>, options: MigrateOptions) => Promise<string[]>;

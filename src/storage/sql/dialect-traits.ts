@@ -32,4 +32,6 @@ export interface DialectTraits {
   boundLockWaits(trx: Transaction<Database>, ms: number | undefined): Promise<void>;
   /** Whether an error is that bound running out (the row is still held). */
   isLockTimeout(error: unknown): boolean;
+  /** Whether a page of one status is asked as an index range (see petQueries). */
+  statusPageAsIndexRange: boolean;
 }

@@ -51,6 +51,25 @@ export const petQueries = {
       .orderBy('id')
       .limit(p.limit),
 
+  /**
+   * listByStatus written as one range of the (status, id) index: from (status, afterId) up to the
+   * end of the status. Same rows, same order. PostgreSQL needs it: with `status = ? AND id > ?
+   * ORDER BY id` it may walk the primary key and filter, betting from statistics that matches come
+   * soon; when the status's pets all lie behind the cursor (the last page of a rare status) that
+   * walk reads every newer pet. Statistics lag behind inserts, and a generic plan ignores the
+   * values, so the bet is lost in normal operation. A range on (status, id) can only be served in
+   * order by that index. (SQLite plans the plain form well and the range badly: it keeps listByStatus.)
+   */
+  listByStatusAsIndexRange: (db: Kysely<Database>, p: ListParams & { status: string }) =>
+    db
+      .selectFrom('pets')
+      .select(PET_COLUMNS)
+      .where((eb) => eb(eb.refTuple('status', 'id'), '>', eb.tuple(p.status, p.afterId)))
+      .where('status', '<=', p.status)
+      .orderBy('status')
+      .orderBy('id')
+      .limit(p.limit),
+
   getById: (db: Kysely<Database>, p: { id: bigint }) =>
     db.selectFrom('pets').select(PET_COLUMNS).where('id', '=', p.id),
 

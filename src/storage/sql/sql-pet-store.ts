@@ -72,7 +72,9 @@ export class SqlPetStore implements PetStore {
     const rows = await (
       status === undefined
         ? petQueries.listAll(this.db, { afterId, limit })
-        : petQueries.listByStatus(this.db, { afterId, limit, status })
+        : this.traits.statusPageAsIndexRange
+          ? petQueries.listByStatusAsIndexRange(this.db, { afterId, limit, status })
+          : petQueries.listByStatus(this.db, { afterId, limit, status })
     ).execute();
     return rows.map(toPet);
   }

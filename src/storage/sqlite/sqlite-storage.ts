@@ -22,6 +22,7 @@ const SQLITE_TRAITS: DialectTraits = {
   // For the Kysely pet store only; SQLite's own (sqlite-pet-store.ts) has one writer, no lock waits.
   boundLockWaits: async () => undefined,
   isLockTimeout: () => false,
+  statusPageAsIndexRange: false,
 };
 
 export function createSqliteStorage(path: string, options: SqliteOpenOptions = {}): SqliteStorage {
