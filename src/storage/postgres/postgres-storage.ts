@@ -55,6 +55,15 @@ const POSTGRES_TRAITS: DialectTraits = {
   statusPageAsIndexRange: true,
 };
 
+/**
+ * How long after an id became visible every lower id has settled. A transaction inserting pets
+ * runs a few statements, each within the statement timeout, with pauses the server cuts at
+ * IDLE_IN_TRANSACTION_TIMEOUT_MS; past both, its ids have committed or never will.
+ */
+export function settleMsFor(statementTimeoutMs: number): number {
+  return IDLE_IN_TRANSACTION_TIMEOUT_MS + 4 * statementTimeoutMs;
+}
+
 type Migrate = (db: Kysely<Database>, options: MigrateOptions) => Promise<string[]>;
 
 /**
@@ -100,12 +109,7 @@ async function withMigrationLock(config: PostgresConfig, migrate: Migrate): Prom
 
 export function createPostgresStorage(config: PostgresConfig): PostgresStorage {
   const { db } = openPostgres(config);
-  // A transaction inserting pets runs a few statements, each within the statement timeout, with
-  // pauses the server cuts at IDLE_IN_TRANSACTION_TIMEOUT_MS; past both, its ids have settled.
-  const settled = new SettledIds(
-    db,
-    IDLE_IN_TRANSACTION_TIMEOUT_MS + 4 * config.statementTimeoutMs,
-  );
+  const settled = new SettledIds(db, settleMsFor(config.statementTimeoutMs));
   let closed = false;
   return {
     backend: 'postgres',
