@@ -115,15 +115,6 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.setNotFoundHandler(async (request) => {
     throw httpErrors.noRoute(request.method, request.url.split('?')[0] ?? '');
   });
-  // Fastify reads a body before its not-found handler runs, so a body no path takes would turn the
-  // 404 into a 400. Under /v1 the same refusal waits for authentication (routes/v1.routes.ts).
-  app.addHook('onRequest', (request, _reply, done) => {
-    if (request.is404 && !isUnderV1(request.url)) {
-      done(httpErrors.noRoute(request.method, request.url.split('?')[0] ?? ''));
-    } else {
-      done();
-    }
-  });
   await app.register(jsonBodyPlugin);
   await app.register(requestIdPlugin);
   await app.register(accessLogPlugin);
@@ -144,6 +135,16 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       ],
     });
   }
+  // Registered after the plugins above, so the refusal is logged and carries their headers.
+  // Fastify reads a body before its not-found handler runs, so a body no path takes would turn
+  // the 404 into a 400. Under /v1 the same refusal waits for authentication (v1.routes.ts).
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (request.is404 && !isUnderV1(request.url)) {
+      done(httpErrors.noRoute(request.method, request.url.split('?')[0] ?? ''));
+    } else {
+      done();
+    }
+  });
 
   await app.register(metricsPlugin, {
     metrics,
