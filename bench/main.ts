@@ -10,6 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { encodeCursor } from '../src/domain/pets/cursor.js';
 import { settleMsFor } from '../src/storage/postgres/postgres-storage.js';
+import { runCommand } from './command.js';
 import { checkFidelity } from './fidelity.js';
 import { describeProfiles } from './profile-summary.js';
 import {
@@ -398,19 +399,4 @@ async function main(options: Options): Promise<void> {
   }
 }
 
-let options: Options;
-try {
-  options = parseOptions(process.argv.slice(2));
-} catch (error) {
-  process.stderr.write(
-    `bench: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`,
-  );
-  process.exit(2);
-}
-main(options).catch((error: unknown) => {
-  if (stoppedBy) return; // the signal handler reports and exits
-  process.stderr.write(
-    `bench: FAILED: ${error instanceof Error ? error.message : String(error)}\n`,
-  );
-  process.exit(1);
-});
+runCommand('bench', USAGE, parseOptions, main, () => stoppedBy !== undefined);

@@ -13,8 +13,10 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config/config.js';
-import { DAY_MS, MINUTE_MS } from '../src/domain/clock.js';
+import { MINUTE_MS } from '../src/domain/clock.js';
+import { IDEMPOTENCY_RETENTION_MS } from '../src/domain/pets/pet-service.js';
 import { createServices, type Services } from '../src/services.js';
+import { runCommand } from './command.js';
 import { ensureWrk, runningWrk, runWrk, type WrkResult } from './load-runner.js';
 import { cpuTicks, loadAverage, memory, openFiles, TICKS_PER_SECOND } from './proc.js';
 import {
@@ -41,8 +43,6 @@ interface SoakWrkResult extends WrkResult {
   /** Creates sent with a new Idempotency-Key. */
   idempotent: number;
 }
-/** The idempotency retention (src/domain/pets/pet-service.ts): records older than this are purged. */
-const RETENTION_MS = DAY_MS;
 
 interface Options {
   minutes: number;
@@ -273,7 +273,7 @@ function verdict(samples: readonly Sample[], options: Options, idempotentPerMinu
     if (watched.name === 'idempotency rows' && judged === 'GROWS') {
       // Records are kept 24 hours: within a soak they may only grow, at the rate they are created.
       judged =
-        `grows as expected: kept ${RETENTION_MS / 3_600_000} h, ` +
+        `grows as expected: kept ${IDEMPOTENCY_RETENTION_MS / 3_600_000} h, ` +
         `${idempotentPerMinute.toFixed(0)} created a minute (plateau at rate × 24 h)`;
     } else if (judged === 'GROWS') {
       grows.push(watched.name);
@@ -362,7 +362,7 @@ async function main(options: Options): Promise<void> {
     if (options.expiredRecords > 0) {
       // Records a day and an hour old, as a service running for a day would hold: the purge must
       // remove them (at most 10,000 a minute) while the soak runs.
-      const createdAt = Date.now() - RETENTION_MS - 3_600_000;
+      const createdAt = Date.now() - IDEMPOTENCY_RETENTION_MS - 3_600_000;
       await store.query(
         `INSERT INTO idempotency_keys (api_key_id, key, fingerprint, pet_id, created_at, locked_at)
          WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${options.expiredRecords})
@@ -479,7 +479,7 @@ async function main(options: Options): Promise<void> {
       ticksBefore = ticks;
       const metrics = await fetch(`${server.url}/metrics`).then((r) => r.text());
       const rows = (await store.query('SELECT count(*) FROM idempotency_keys')) ?? 0;
-      const cutoff = Date.now() - RETENTION_MS;
+      const cutoff = Date.now() - IDEMPOTENCY_RETENTION_MS;
       const expired =
         (await store.query(
           `SELECT count(*) FROM idempotency_keys WHERE created_at <= ${cutoff}`,
@@ -502,7 +502,7 @@ async function main(options: Options): Promise<void> {
         deprecatedSeries: seriesOf(metrics, 'petstore_deprecated_operation_calls_total'),
         keys: keys.length,
       };
-      // The service logs two lines a request at info: minutes of them would fill the disk.
+      // Emptied each interval, so that a soak run at LOG_LEVEL=debug cannot fill the disk.
       truncateSync(server.logPath, 0);
       samples.push(sample);
       out(line(row(sample)));
@@ -536,17 +536,4 @@ async function main(options: Options): Promise<void> {
   }
 }
 
-let options: Options;
-try {
-  options = parseOptions(process.argv.slice(2));
-} catch (error) {
-  process.stderr.write(
-    `soak: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`,
-  );
-  process.exit(2);
-}
-main(options).catch((error: unknown) => {
-  if (stoppedBy) return;
-  process.stderr.write(`soak: FAILED: ${error instanceof Error ? error.message : String(error)}\n`);
-  process.exit(1);
-});
+runCommand('soak', USAGE, parseOptions, main, () => stoppedBy !== undefined);

@@ -16,10 +16,10 @@ import { createAddressGuard, createApiKeyGuard, type Guard } from './api-key-gua
 import { ErrorSchema } from './errors/error.schema.js';
 import { answerClientError, apiServerFactory, refusalWarnings } from './http-server.js';
 import { handleError } from './errors/error-handler.js';
-import { httpErrors } from './errors/http-error.js';
 import { accessLogPlugin } from './plugins/access-log.plugin.js';
 import { docsPlugin } from './plugins/docs.plugin.js';
 import { BODY_LIMIT_BYTES, jsonBodyPlugin } from './plugins/json-body.plugin.js';
+import { noRouteFor, refuseUnrouted } from './not-found.js';
 import { createMetrics, metricsPlugin } from './plugins/metrics.plugin.js';
 import { openApiPlugin } from './plugins/openapi.plugin.js';
 import { hostHeaderPlugin } from './plugins/host-header.plugin.js';
@@ -113,7 +113,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.setValidatorCompiler(createValidatorCompiler(SHARED_SCHEMAS as JsonSchema[]));
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(async (request) => {
-    throw httpErrors.noRoute(request.method, request.url.split('?')[0] ?? '');
+    throw noRouteFor(request);
   });
   await app.register(jsonBodyPlugin);
   await app.register(requestIdPlugin);
@@ -135,16 +135,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       ],
     });
   }
-  // Registered after the plugins above, so the refusal is logged and carries their headers.
-  // Fastify reads a body before its not-found handler runs, so a body no path takes would turn
-  // the 404 into a 400. Under /v1 the same refusal waits for authentication (v1.routes.ts).
-  app.addHook('onRequest', (request, _reply, done) => {
-    if (request.is404 && !isUnderV1(request.url)) {
-      done(httpErrors.noRoute(request.method, request.url.split('?')[0] ?? ''));
-    } else {
-      done();
-    }
-  });
+  // After the plugins above, so that the refusal is logged and carries their headers.
+  app.addHook('onRequest', refuseUnrouted(isUnderV1));
 
   await app.register(metricsPlugin, {
     metrics,

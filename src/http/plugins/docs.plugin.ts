@@ -2,7 +2,8 @@ import swaggerUi, { type FastifySwaggerUiOptions } from '@fastify/swagger-ui';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { handleError } from '../errors/error-handler.js';
-import { HttpError, httpErrors } from '../errors/http-error.js';
+import { HttpError } from '../errors/http-error.js';
+import { noRouteFor } from '../not-found.js';
 import { helmetForPages } from './security-headers.plugin.js';
 
 /**
@@ -78,9 +79,5 @@ function answerStaticRefusal(
 ): void {
   const status = error.statusCode ?? 500;
   const refused = !(error instanceof HttpError) && status >= 400 && status < 500;
-  handleError(
-    refused ? httpErrors.noRoute(request.method, request.url.split('?')[0] ?? '') : error,
-    request,
-    reply,
-  );
+  handleError(refused ? noRouteFor(request) : error, request, reply);
 }

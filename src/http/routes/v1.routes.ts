@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../domain/clock.js';
 import type { PetService } from '../../domain/pets/pet-service.js';
 import type { Guard } from '../api-key-guard.js';
-import { httpErrors } from '../errors/http-error.js';
+import { noRouteFor, refuseUnrouted } from '../not-found.js';
 import { refuseOtherMethods } from '../methods.js';
 import type { ResponseCache } from '../response-cache.js';
 import { registerCreatePet } from './pets/create-pet.route.js';
@@ -27,11 +27,8 @@ export interface V1Dependencies {
  */
 export async function v1Routes(app: FastifyInstance, deps: V1Dependencies): Promise<void> {
   app.addHook('onRequest', deps.guard);
-  // No operation at the path: 404 once authenticated, before the body is read. Fastify's
-  // not-found handler would parse the body first and answer a 400 for a body no operation takes.
-  app.addHook('onRequest', async (request) => {
-    if (request.is404) throw httpErrors.noRoute(request.method, request.url.split('?')[0] ?? '');
-  });
+  // No operation at the path: 404 once authenticated, before the body is read.
+  app.addHook('onRequest', refuseUnrouted());
 
   registerListPets(app, deps.pets, deps.publicBaseUrl, deps.caches.pages);
   registerCreatePet(app, deps.pets);
@@ -42,6 +39,6 @@ export async function v1Routes(app: FastifyInstance, deps: V1Dependencies): Prom
   refuseOtherMethods(app, '/pets/:petId', ['GET', 'HEAD'], { keepOptions });
 
   app.setNotFoundHandler(async (request) => {
-    throw httpErrors.noRoute(request.method, request.url.split('?')[0] ?? '');
+    throw noRouteFor(request);
   });
 }

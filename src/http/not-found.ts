@@ -1,0 +1,20 @@
+import type { FastifyRequest, onRequestHookHandler } from 'fastify';
+import { type HttpError, httpErrors } from './errors/http-error.js';
+
+/** The 404 for a request no route serves: its method and path, never its query. */
+export function noRouteFor(request: FastifyRequest): HttpError {
+  return httpErrors.noRoute(request.method, request.url.split('?')[0] ?? '');
+}
+
+/**
+ * An onRequest hook answering 404 for a path no route of its scope serves, before the body is
+ * read: Fastify parses a body before its not-found handler runs, so a body no path takes would
+ * turn the 404 into a 400. `leave` names requests a child scope refuses itself, later (under /v1,
+ * after authentication).
+ */
+export function refuseUnrouted(leave?: (url: string) => boolean): onRequestHookHandler {
+  return (request, _reply, done) => {
+    if (request.is404 && leave?.(request.url) !== true) done(noRouteFor(request));
+    else done();
+  };
+}
