@@ -131,7 +131,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     });
   }
   // After the plugins above, so that the refusal is logged and carries their headers.
-  app.addHook('onRequest', refuseUnrouted((url) => isUnder(API_SCOPE, url)));
+  app.addHook(
+    'onRequest',
+    refuseUnrouted((url) => isUnder(API_SCOPE, url)),
+  );
 
   await app.register(metricsPlugin, { metrics });
 

@@ -116,7 +116,8 @@ export class AdmissionService {
       });
       if (!result.ok) {
         if (result.reason === 'not_looked_up') {
-          if (gate === undefined || gate.allowed) throw new Error('address gate refused but allowed');
+          if (gate === undefined || gate.allowed)
+            throw new Error('address gate refused but allowed');
           return this.byAddress(gate);
         }
         return this.withoutKey(address, { code: 'unauthorized', reason: result.reason });
@@ -126,7 +127,10 @@ export class AdmissionService {
       if (request.operation.deprecated === true) this.apiKeys.recordDeprecatedCall(key.id);
       return await this.byKey(key, await this.limiter.hitKey(key, limits));
     } catch (error) {
-      if (error instanceof DependencyUnavailableError && !(error instanceof AdmissionUnavailableError)) {
+      if (
+        error instanceof DependencyUnavailableError &&
+        !(error instanceof AdmissionUnavailableError)
+      ) {
         throw new AdmissionUnavailableError(error, limits);
       }
       throw error;

@@ -85,7 +85,9 @@ export const openApiPlugin = fp<{ config: Config }>(
       openapi: {
         openapi: '3.1.0',
         info: { title: 'Pet Adoption Service', version: '1.0.0', description: DESCRIPTION },
-        servers: [{ url: config.publicBaseUrl + API_SCOPE.prefix, description: config.environment }],
+        servers: [
+          { url: config.publicBaseUrl + API_SCOPE.prefix, description: config.environment },
+        ],
         tags: [{ name: 'Pets', description: 'Animals available for adoption.' }],
         components: {
           securitySchemes: {

@@ -64,7 +64,10 @@ export function registerCreatePet(app: FastifyInstance, pets: PetService): void 
         key === undefined ? undefined : { apiKeyId: apiKey.id, key },
       );
       if (result.replayed) void reply.header('idempotent-replayed', 'true');
-      return reply.code(201).header('location', apiPath(`/pets/${result.pet.id}`)).send(result.pet);
+      return reply
+        .code(201)
+        .header('location', apiPath(`/pets/${result.pet.id}`))
+        .send(result.pet);
     },
   );
 }
