@@ -99,6 +99,12 @@ describe('AdmissionService.admit', () => {
       },
       rate: expect.objectContaining({ inForce: expect.objectContaining({ remaining: 0 }) }),
     });
+    // Whatever else is wrong with the request, the spent budget answers first.
+    for (const credential of [{ kind: 'absent' }, { kind: 'ambiguous' }] as const) {
+      expect(await admission.admit(request(credential))).toMatchObject({
+        refusal: { code: 'rate_limited', budget: 'address', retryAfterSeconds: 50 },
+      });
+    }
     expect(await admission.admit(request(bearer(key)))).toMatchObject({ admitted: true });
     // Another address has its own budget.
     expect(await admission.admit(request({ kind: 'absent' }, '203.0.113.8'))).toMatchObject({
