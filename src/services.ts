@@ -1,4 +1,5 @@
 import type { Config } from './config/config.js';
+import { AdmissionService } from './domain/admission/admission-service.js';
 import { ApiKeyService } from './domain/api-keys/api-key-service.js';
 import { type Clock, MINUTE_MS, systemClock } from './domain/clock.js';
 import { PetService } from './domain/pets/pet-service.js';
@@ -24,6 +25,8 @@ export interface Services {
   readonly apiKeys: ApiKeyService;
   readonly pets: PetService;
   readonly limiter: RateLimiter;
+  /** Who gets in (every request of the API) and the key operations that change it. */
+  readonly admission: AdmissionService;
   readonly dependencies: readonly Dependency[];
   /**
    * What a server does besides answering requests: dropping keys other instances changed from the
@@ -105,6 +108,10 @@ export async function createServices(
     }
     const apiKeys = new ApiKeyService(storage.apiKeys, clock, config.environment, keyChanges);
     const pets = new PetService(storage.pets, storage.idempotency, clock);
+    const limiter = new RateLimiter(rateLimits, clock, {
+      after: config.banAfter,
+      durationMs: config.banSeconds * 1000,
+    });
 
     const purge = async () => {
       try {
@@ -123,10 +130,8 @@ export async function createServices(
       keyChanges,
       apiKeys,
       pets,
-      limiter: new RateLimiter(rateLimits, clock, {
-        after: config.banAfter,
-        durationMs: config.banSeconds * 1000,
-      }),
+      limiter,
+      admission: new AdmissionService(apiKeys, limiter),
       dependencies,
       async startBackgroundWork() {
         await apiKeys.listenForChanges().catch((error: unknown) => {

@@ -7,12 +7,11 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import type { Config } from '../config/config.js';
-import type { ApiKeyService } from '../domain/api-keys/api-key-service.js';
+import type { AdmissionService } from '../domain/admission/admission-service.js';
 import type { Clock } from '../domain/clock.js';
 import type { PetService } from '../domain/pets/pet-service.js';
 import type { Dependency } from '../domain/ports.js';
-import type { RateLimiter } from '../domain/rate-limits/rate-limiter.js';
-import { createAddressGuard, createApiKeyGuard, type Guard } from './api-key-guard.js';
+import { createGuard, type Guard } from './api-key-guard.js';
 import { ErrorSchema } from './errors/error.schema.js';
 import { answerClientError, apiServerFactory, refusalWarnings } from './http-server.js';
 import { handleError } from './errors/error-handler.js';
@@ -26,6 +25,7 @@ import { hostHeaderPlugin } from './plugins/host-header.plugin.js';
 import { genRequestId, requestIdPlugin } from './plugins/request-id.plugin.js';
 import { securityHeadersPlugin } from './plugins/security-headers.plugin.js';
 import { RATE_LIMIT_HEADER_NAMES } from './rate-limit-headers.js';
+import { API_SCOPE, isUnder, OPERATIONS_ENDPOINTS } from './scopes.js';
 import { ResponseCache } from './response-cache.js';
 import { registerHealth } from './routes/health.route.js';
 import { NewPetSchema, PetSchema, PetsSchema, PetStatusSchema } from './routes/pets/pet.schema.js';
@@ -38,9 +38,9 @@ import { KEY_PREFIX } from '../domain/api-keys/key-format.js';
 export interface AppServices {
   readonly config: Config;
   readonly clock: Clock;
-  readonly apiKeys: ApiKeyService;
+  /** Decides who gets in to the API scope. */
+  readonly admission: AdmissionService;
   readonly pets: PetService;
-  readonly limiter: RateLimiter;
   /** Asked by /readyz, each by name. */
   readonly dependencies: readonly Dependency[];
 }
@@ -54,7 +54,6 @@ export interface AppDependencies {
 const GET_HEAD = ['GET', 'HEAD'];
 /** Serialized bodies kept per process: enough for the hot pages and pets, bounded whatever the data. */
 const RESPONSE_CACHE_BYTES = { pages: 24 * 1024 * 1024, pets: 8 * 1024 * 1024 } as const;
-const V1_PREFIX = '/v1';
 const SHARED_SCHEMAS = [PetStatusSchema, NewPetSchema, PetSchema, PetsSchema, ErrorSchema];
 
 /** A hop count means: trust that many proxies nearest to us (what proxy-addr does with a number). */
@@ -66,14 +65,10 @@ function trustProxyOption(
 
 /** Builds the application; the caller owns listening and closing (src/main.ts, tests). */
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
-  const { config, clock, apiKeys, pets, limiter, dependencies } = deps.services;
+  const { config, clock, admission, pets, dependencies } = deps.services;
   const metrics = createMetrics();
-  const guard = createApiKeyGuard({
-    apiKeys,
-    limiter,
-    metrics,
-    keyPrefix: KEY_PREFIX[config.environment],
-  });
+  const admit = { admission, metrics, keyPrefix: KEY_PREFIX[config.environment] };
+  const guard = createGuard(admit, 'api_key');
   const warnRefused = refusalWarnings();
   const app = Fastify({
     serverFactory: apiServerFactory({
@@ -96,7 +91,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: trustProxyOption(config.trustProxy),
     // Errors raised before routing (a path that is not valid percent-encoding) still get the Error
-    // body, and under /v1 the same authentication and counting as every other request.
+    // body, and in the API scope the same authentication and counting as every other request.
     frameworkErrors: (error, request, reply) => {
       void answerFrameworkError(error, request, reply, guard);
     },
@@ -136,24 +131,25 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     });
   }
   // After the plugins above, so that the refusal is logged and carries their headers.
-  app.addHook('onRequest', refuseUnrouted(isUnderV1));
+  app.addHook(
+    'onRequest',
+    refuseUnrouted((url) => isUnder(API_SCOPE, url)),
+  );
 
-  await app.register(metricsPlugin, {
-    metrics,
-    onDeprecatedCall: (keyId) => apiKeys.recordDeprecatedCall(keyId),
-  });
+  await app.register(metricsPlugin, { metrics });
 
   await app.register(openApiPlugin, { config });
   registerHealth(app, dependencies);
-  for (const url of ['/healthz', '/readyz', '/metrics']) refuseOtherMethods(app, url, GET_HEAD);
+  const { health, ready, metrics: metricsPath } = OPERATIONS_ENDPOINTS;
+  for (const url of [health, ready, metricsPath]) refuseOtherMethods(app, url, GET_HEAD);
   app.get(
-    '/v1/openapi.json',
-    { schema: { hide: true }, onRequest: createAddressGuard(limiter, metrics) },
+    API_SCOPE.documentPath,
+    { schema: { hide: true }, onRequest: createGuard(admit, 'address') },
     async () => app.swagger(),
   );
-  refuseOtherMethods(app, '/v1/openapi.json', GET_HEAD);
+  refuseOtherMethods(app, API_SCOPE.documentPath, GET_HEAD);
   await app.register(v1Routes, {
-    prefix: V1_PREFIX,
+    prefix: API_SCOPE.prefix,
     guard,
     pets,
     clock,
@@ -176,13 +172,9 @@ async function answerFrameworkError(
 ): Promise<void> {
   void reply.header('x-request-id', request.id);
   try {
-    if (/^\/v1(\/|$|\?)/.test(request.url)) await guard(request, reply);
+    if (isUnder(API_SCOPE, request.url)) await guard(request, reply);
     handleError(error, request, reply);
   } catch (refusal) {
     handleError(refusal, request, reply);
   }
-}
-
-function isUnderV1(url: string): boolean {
-  return url.startsWith(V1_PREFIX) && /^[/?]?$/.test(url.charAt(V1_PREFIX.length));
 }

@@ -1,6 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import type { RateDecision, RateState } from '../domain/rate-limits/rate-limiter.js';
-import { type HttpError, httpErrors } from './errors/http-error.js';
+import type { RateState } from '../domain/rate-limits/rate-limiter.js';
 
 /** The headers clients read, named for CORS and the OpenAPI document alike. */
 export const RATE_LIMIT_HEADER_NAMES = [
@@ -18,7 +17,7 @@ export const RATE_LIMIT_HEADER_NAMES = [
  */
 export function setRateLimitHeaders(reply: FastifyReply, state: RateState): void {
   const { inForce, windows, decidedAt } = state;
-  // Built by hand: this runs on every response under /v1.
+  // Built by hand: this runs on every response of the API scope.
   let policy = '';
   let remaining = '';
   for (const w of windows) {
@@ -32,17 +31,4 @@ export function setRateLimitHeaders(reply: FastifyReply, state: RateState): void
     .header('x-ratelimit-reset', String(Math.ceil(inForce.resetAt / 1000)))
     .header('ratelimit-policy', policy)
     .header('ratelimit', remaining);
-}
-
-/** The 429 a refused decision answers. */
-export function refusalOf(
-  decision: Extract<RateDecision, { allowed: false }>,
-  subject: 'key' | 'address',
-): HttpError {
-  const seconds = decision.retryAfterSeconds;
-  const { limit, name } = decision.inForce;
-  if (decision.reason === 'api_key_banned') return httpErrors.apiKeyBanned(seconds);
-  return subject === 'key'
-    ? httpErrors.keyRateLimited(limit, name, seconds)
-    : httpErrors.addressRateLimited(limit, name, seconds);
 }

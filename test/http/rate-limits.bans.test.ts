@@ -2,18 +2,23 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/config.js';
 import { runCli } from '../../src/cli/run-cli.js';
-import { call, type TestServer, useServer } from '../helpers/test-server.js';
+import { call, TEST_BACKEND, type TestServer, useServer } from '../helpers/test-server.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'petstore-bans-'));
-const databaseUrl = `sqlite:${join(dir, 'bans.db')}`;
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+// The CLI opens the server's database: a file on the embedded backend (an in-memory one is the
+// server's alone); on PostgreSQL + Redis the server's own schema and counters.
+const shared = TEST_BACKEND === 'postgres';
 
 const logLines: string[] = [];
 // Three refusals tolerated after the first 429 of a window; bans last two minutes.
 const server = useServer({
-  env: { DATABASE_URL: databaseUrl, PETSTORE_BAN_AFTER: '3', PETSTORE_BAN_SECONDS: '120' },
+  env: {
+    ...(shared ? {} : { DATABASE_URL: `sqlite:${join(dir, 'bans.db')}` }),
+    PETSTORE_BAN_AFTER: '3',
+    PETSTORE_BAN_SECONDS: '120',
+  },
   logLines,
 });
 
@@ -41,7 +46,7 @@ async function unban(id: string): Promise<{ code: number; err: string }> {
   const code = await runCli(['keys', 'unban', id], {
     stdout: { write: () => true },
     stderr: { write: (chunk: string) => ((err += chunk), true) },
-    config: loadConfig({ DATABASE_URL: databaseUrl }),
+    config: server().config,
     clock: server().clock,
   });
   return { code, err };
@@ -134,6 +139,20 @@ describe('temporary bans for keys that keep going after a 429', () => {
     expect(await statuses(key, 2)).toEqual([200, 200]);
     expect((await s.storage.apiKeys.findById(id))?.bannedUntil).toBeUndefined();
   });
+
+  it.runIf(shared)(
+    'is lifted at once by `petstore keys unban` where the counters are shared (Redis)',
+    async () => {
+      const s = server();
+      const { id, key } = await exhaustedKey(s, '2026-11-23T08:25:00Z');
+      await statuses(key, 4);
+      expect((await list(key)).body).toMatchObject({ code: 'api_key_banned' });
+      expect((await unban(id)).code).toBe(0);
+      // No time passes: the server's key cache still holds the key as it was before the unban.
+      // Same minute, still full: the key is back to rate_limited, no longer banned.
+      expect(await statuses(key, 1)).toEqual(['rate_limited']);
+    },
+  );
 
   it('gives an unbanned key its full tolerance again before another ban', async () => {
     const s = server();

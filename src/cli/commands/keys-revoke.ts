@@ -4,6 +4,6 @@ export const keysRevoke = keyIdCommand({
   name: 'keys revoke',
   summary: 'revoke a key for good; running servers refuse it within 5 seconds',
   help: ['Revoking cannot be undone; revoking twice keeps the first time.'],
-  act: (services, id) => services.apiKeys.revoke(id),
+  act: (services, id) => services.admission.revoke(id),
   done: (id) => `Revoked ${id}. Running servers stop accepting it within 5 seconds.`,
 });

@@ -12,9 +12,12 @@ import {
   newApiKeyId,
 } from './key-format.js';
 
+/** Why a credential is not a valid key. */
+export type KeyRefusalReason = 'missing' | 'malformed' | 'unknown' | 'revoked';
+
 export type AuthResult =
   | { ok: true; key: ApiKeyRecord }
-  | { ok: false; reason: 'missing' | 'malformed' | 'unknown' | 'revoked' }
+  | { ok: false; reason: KeyRefusalReason }
   /** The gate refused a storage lookup (the caller's address is over its budget). */
   | { ok: false; reason: 'not_looked_up' };
 
@@ -134,6 +137,10 @@ export class ApiKeyService {
     return this.store.count();
   }
 
+  /**
+   * Revokes the key: stored, dropped from this instance's cache, announced to the others. The one
+   * revoke callers use is AdmissionService.revoke.
+   */
   async revoke(id: string): Promise<boolean> {
     const done = await this.store.revoke(id, this.clock.now());
     this.forget(id);
@@ -142,18 +149,21 @@ export class ApiKeyService {
   }
 
   /**
-   * Lifts a ban early; returns false when no such key exists. Instances learn of it through their
-   * key cache, so the ban ends everywhere within the cache lifetime.
+   * Clears the key's recorded ban and stamps when it was lifted, which ends live bans that began
+   * before it on every instance once their cache reads the key again. One step of
+   * AdmissionService.unban, which also ends the live ban and announces the change.
    */
-  async unban(id: string): Promise<boolean> {
+  async liftRecordedBan(id: string): Promise<boolean> {
     const done = await this.store.liftBan(id, this.clock.now());
     this.forget(id);
-    if (done) await this.announce(id);
     return done;
   }
 
-  /** Best effort: the change is stored, and every cache expires within CACHE_TTL_MS anyway. */
-  private async announce(id: string): Promise<void> {
+  /**
+   * Tells the other instances the key changed, so they drop it from their caches. Best effort:
+   * the change is stored, and every cache expires within CACHE_TTL_MS anyway.
+   */
+  async announce(id: string): Promise<void> {
     await this.changes?.publish(id).catch(() => undefined);
   }
 

@@ -35,6 +35,8 @@ export type RateDecision =
       retryAfterSeconds: number;
       windows: WindowState[];
       inForce: WindowState;
+      /** While banned (reason api_key_banned): when the ban ends (epoch ms). */
+      bannedUntil?: number;
       /** Set on the one request that started a ban. */
       banStarted?: { until: number };
     };
@@ -222,6 +224,7 @@ export class RateLimiter {
     return {
       allowed: false,
       reason: 'api_key_banned',
+      bannedUntil: until,
       retryAfterSeconds: secondsUntil(until, now),
       windows: exhausted,
       inForce: windowInForce(exhausted),

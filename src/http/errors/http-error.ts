@@ -88,11 +88,9 @@ export const httpErrors = {
       // RFC 6750: error="invalid_token" only when a token was sent.
       { 'www-authenticate': refusal === 'missing' ? REALM : `${REALM}, error="invalid_token"` },
     ),
-  noRoute: (method: string, path: string) =>
-    new HttpError(
-      'not_found',
-      `${path.startsWith('/v1/') ? 'No operation' : 'Nothing'} at ${method} ${path}`,
-    ),
+  /** `inApi`: the path is under the API's prefix, where what is missing is an operation. */
+  noRoute: (method: string, path: string, inApi: boolean) =>
+    new HttpError('not_found', `${inApi ? 'No operation' : 'Nothing'} at ${method} ${path}`),
   methodNotAllowed: (method: string, allowed: readonly string[]) =>
     new HttpError(
       'method_not_allowed',

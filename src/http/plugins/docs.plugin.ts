@@ -4,6 +4,7 @@ import fp from 'fastify-plugin';
 import { handleError } from '../errors/error-handler.js';
 import { HttpError } from '../errors/http-error.js';
 import { noRouteFor } from '../not-found.js';
+import { API_SCOPE, OPERATIONS_ENDPOINTS } from '../scopes.js';
 import { helmetForPages } from './security-headers.plugin.js';
 
 /**
@@ -28,7 +29,7 @@ const DOCS_CSP: Record<string, string[]> = {
 };
 
 const DOCS_OPTIONS: FastifySwaggerUiOptions = {
-  routePrefix: '/docs',
+  routePrefix: OPERATIONS_ENDPOINTS.docs,
   uiConfig: {
     // Without Swagger's top bar: its logo is an SVG with an inline <style> that the policy below
     // refuses, and its box for loading another document could only reach this server anyway.
@@ -44,10 +45,10 @@ const DOCS_OPTIONS: FastifySwaggerUiOptions = {
   // "Try it out" calls the server that served the page, whatever address the browser used
   // (PUBLIC_BASE_URL may name another, e.g. 127.0.0.1 for HOST=0.0.0.0, and connect-src 'self'
   // would refuse it). Relative to the page's document at <prefix>/docs/json, so a path prefix
-  // added by a proxy is kept. /v1/openapi.json keeps PUBLIC_BASE_URL.
+  // added by a proxy is kept. The API's own document keeps PUBLIC_BASE_URL.
   transformSpecification: (document) => ({
     ...document,
-    servers: [{ url: '../v1', description: 'This server' }],
+    servers: [{ url: `..${API_SCOPE.prefix}`, description: 'This server' }],
   }),
   // Swagger UI's own assets are served from the package, so the page works with no network.
   staticCSP: DOCS_CSP,

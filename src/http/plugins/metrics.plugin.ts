@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { OPERATIONS_ENDPOINTS } from '../scopes.js';
 
 /** What the service reports at /metrics. One registry per app, so test servers never share one. */
 export interface Metrics {
@@ -70,14 +71,11 @@ function operationOf(request: FastifyRequest): string {
 /**
  * Counts every answer and serves the registry at /metrics (Prometheus text format). The labelled
  * series are looked up once per label combination (there are few) and kept, so counting costs no
- * label hashing per request.
+ * label hashing per request. It only counts: the per-key count of deprecated calls, which is
+ * stored, is kept by the admission service (src/domain/admission), told of the operation called.
  */
-export const metricsPlugin = fp<{
-  metrics: Metrics;
-  /** Told of each call to a deprecated operation made with a valid key, to count it per key. */
-  onDeprecatedCall?: (keyId: string) => void;
-}>(
-  async (app, { metrics, onDeprecatedCall }) => {
+export const metricsPlugin = fp<{ metrics: Metrics }>(
+  async (app, { metrics }) => {
     const counters = new Map<string, { inc(): void }>();
     const timers = new Map<string, { observe(seconds: number): void }>();
     app.addHook('onResponse', (request, reply, done) => {
@@ -99,11 +97,10 @@ export const metricsPlugin = fp<{
         ?.deprecated;
       if (deprecated === true && request.apiKey !== undefined) {
         metrics.deprecatedCalls.inc({ operation, plan: request.apiKey.plan });
-        onDeprecatedCall?.(request.apiKey.id);
       }
       done();
     });
-    app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+    app.get(OPERATIONS_ENDPOINTS.metrics, { schema: { hide: true } }, async (_request, reply) => {
       const text = await metrics.registry.metrics();
       return reply.type(metrics.registry.contentType).send(text);
     });

@@ -5,6 +5,7 @@ import { PLAN_LIMITS } from '../../domain/rate-limits/plans.js';
 import { ADDRESS_LIMIT_PER_MINUTE } from '../../domain/rate-limits/rate-limiter.js';
 import { ERRORS } from '../errors/error-table.js';
 import { RATE_LIMIT_HEADERS } from '../openapi-responses.js';
+import { API_SCOPE, isUnder } from '../scopes.js';
 
 const ERROR_TABLE = Object.entries(ERRORS)
   .map(([code, { status, when }]) => `| \`${code}\` | ${status} | ${when} |`)
@@ -22,7 +23,7 @@ Pages are ordered by id; follow the \`Link: rel="next"\` header to walk them. Id
 
 ## Rate limits
 
-Every request to \`/v1\` counts against your key's plan, in fixed windows aligned to UTC (the minute from second 0, the day from 00:00 UTC); a request refused with 429 counts in neither.
+Every request to \`${API_SCOPE.prefix}\` counts against your key's plan, in fixed windows aligned to UTC (the minute from second 0, the day from 00:00 UTC); a request refused with 429 counts in neither.
 
 | plan | per minute | per day |
 |---|---|---|
@@ -84,7 +85,9 @@ export const openApiPlugin = fp<{ config: Config }>(
       openapi: {
         openapi: '3.1.0',
         info: { title: 'Pet Adoption Service', version: '1.0.0', description: DESCRIPTION },
-        servers: [{ url: `${config.publicBaseUrl}/v1`, description: config.environment }],
+        servers: [
+          { url: config.publicBaseUrl + API_SCOPE.prefix, description: config.environment },
+        ],
         tags: [{ name: 'Pets', description: 'Animals available for adoption.' }],
         components: {
           securitySchemes: {
@@ -101,9 +104,9 @@ export const openApiPlugin = fp<{ config: Config }>(
       refResolver: {
         buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`),
       },
-      // Only the /v1 operations are the interface; health, docs and metrics stay out of it.
+      // Only the API's operations are the interface; health, docs and metrics stay out of it.
       transform: ({ schema, url }) => ({
-        schema: url.startsWith('/v1/') ? schema : { ...schema, hide: true },
+        schema: isUnder(API_SCOPE, url) ? schema : { ...schema, hide: true },
         url,
       }),
       transformObject: (document) => {

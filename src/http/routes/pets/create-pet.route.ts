@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { PetService } from '../../../domain/pets/pet-service.js';
 import { httpErrors } from '../../errors/http-error.js';
 import { errorResponses, jsonResponse } from '../../openapi-responses.js';
+import { apiPath } from '../../scopes.js';
 import { problems } from '../../validator-compiler.js';
 import {
   IDEMPOTENCY_KEY_MAX_LENGTH,
@@ -63,7 +64,10 @@ export function registerCreatePet(app: FastifyInstance, pets: PetService): void 
         key === undefined ? undefined : { apiKeyId: apiKey.id, key },
       );
       if (result.replayed) void reply.header('idempotent-replayed', 'true');
-      return reply.code(201).header('location', `/v1/pets/${result.pet.id}`).send(result.pet);
+      return reply
+        .code(201)
+        .header('location', apiPath(`/pets/${result.pet.id}`))
+        .send(result.pet);
     },
   );
 }

@@ -13,6 +13,7 @@ import type { PetService } from '../../../domain/pets/pet-service.js';
 import { httpErrors } from '../../errors/http-error.js';
 import { errorResponses, jsonResponse } from '../../openapi-responses.js';
 import { type ResponseCache, sendCached, serialize } from '../../response-cache.js';
+import { apiPath } from '../../scopes.js';
 import { problems } from '../../validator-compiler.js';
 import { PetIdParamsSchema, PetSchema } from './pet.schema.js';
 
@@ -39,7 +40,7 @@ export function registerGetPet(
   bodies: ResponseCache,
 ): void {
   const deprecation = `@${Math.floor(GET_PET_DEPRECATED_AT / 1000)}`;
-  const successor = `<${publicBaseUrl}/v1/pets>; rel="successor-version"`;
+  const successor = `<${publicBaseUrl}${apiPath('/pets')}>; rel="successor-version"`;
   app.withTypeProvider<TypeBoxTypeProvider>().get(
     '/pets/:petId',
     {

@@ -5,6 +5,7 @@ import { PAGE_SIZE } from '../../../domain/pets/pet.js';
 import type { PetService } from '../../../domain/pets/pet-service.js';
 import { errorResponses, jsonResponse } from '../../openapi-responses.js';
 import { type ResponseCache, sendCached, serialize } from '../../response-cache.js';
+import { apiPath } from '../../scopes.js';
 import { ListPetsQuerySchema, PetsSchema } from './pet.schema.js';
 
 export function registerListPets(
@@ -53,7 +54,7 @@ export function registerListPets(
         const next = new URLSearchParams({ limit: String(limit) });
         if (status) next.set('status', status);
         next.set('cursor', page.nextCursor);
-        link = `<${publicBaseUrl}/v1/pets?${next}>; rel="next"`;
+        link = `<${publicBaseUrl}${apiPath('/pets')}?${next}>; rel="next"`;
       }
       const answer = { body: serialize(reply, page.pets), ...(link ? { link } : {}) };
       if (page.final) pages.set(key, answer);

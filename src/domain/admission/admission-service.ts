@@ -1,0 +1,228 @@
+import type { ApiKeyRecord } from '../api-keys/api-key.js';
+import { ApiKeyService, type KeyRefusalReason } from '../api-keys/api-key-service.js';
+import { DependencyUnavailableError } from '../errors.js';
+import type { Limits } from '../rate-limits/plans.js';
+import type {
+  RateDecision,
+  RateLimiter,
+  RateState,
+  WindowState,
+} from '../rate-limits/rate-limiter.js';
+
+/** What a request says about who sends it, as read from its Authorization header(s). */
+export type Credential =
+  /** No Authorization header. */
+  | { kind: 'absent' }
+  /** An Authorization header that holds no bearer token (another scheme, an empty token). */
+  | { kind: 'unreadable' }
+  /** More than one Authorization header: which one is the key is anyone's guess. */
+  | { kind: 'ambiguous' }
+  | { kind: 'bearer'; token: string };
+
+/** What the requested operation asks of its callers. */
+export interface Operation {
+  /**
+   * `api_key`: a valid key, counted against its plan (every operation of the API, and any path
+   * under it no operation serves). `address`: anyone, counted against the address budget (the
+   * API's own description).
+   */
+  access: 'api_key' | 'address';
+  /** Calls to a deprecated operation are counted per key, for operators to see who must move. */
+  deprecated?: boolean;
+}
+
+export interface AdmissionRequest {
+  credential: Credential;
+  /** The client address (IPv6 counts by /64). */
+  address: string;
+  operation: Operation;
+}
+
+/** Why a request is turned away, with the facts its answer states. */
+export type Refusal =
+  | { code: 'unauthorized'; reason: KeyRefusalReason }
+  | { code: 'ambiguous_credential' }
+  | {
+      code: 'rate_limited';
+      /** Whose budget is used up: the key's plan, or the address's (requests without a key). */
+      budget: 'key' | 'address';
+      /** The window that refused. */
+      window: WindowState;
+      retryAfterSeconds: number;
+    }
+  | {
+      code: 'api_key_banned';
+      /** When the ban ends (epoch ms). */
+      until: number;
+      retryAfterSeconds: number;
+      /** Only on the request that started the ban: whether its durable copy was stored. */
+      started?: BanStart;
+    };
+
+export type BanStart = { recorded: true } | { recorded: false; error: unknown };
+
+/** The decision on one request. `rate` is what its rate-limit headers describe, either way. */
+export type Admission =
+  | { admitted: true; rate: RateState; key?: ApiKeyRecord }
+  /** `key` is set when a valid key was refused by its own windows or a ban. */
+  | { admitted: false; rate: RateState; refusal: Refusal; key?: ApiKeyRecord };
+
+/**
+ * An outage met while deciding (the counters or the keys cannot be read). Carries the limits of
+ * the budget that was being checked, so the answer can say nothing is left in it until the retry.
+ */
+export class AdmissionUnavailableError extends DependencyUnavailableError {
+  constructor(
+    cause: DependencyUnavailableError,
+    readonly limits: Limits | undefined,
+  ) {
+    super(cause.dependency, { cause });
+    this.name = 'AdmissionUnavailableError';
+  }
+}
+
+/**
+ * Who gets in, and what they are charged: authenticates the credential, draws on the key's plan
+ * windows or on the address budget, starts and records bans. Refusals are values; only an outage
+ * throws. The key operations that change whether a key is admitted (revoke, unban) live here too,
+ * so the CLI and any admin interface run the same steps.
+ */
+export class AdmissionService {
+  constructor(
+    private readonly apiKeys: ApiKeyService,
+    private readonly limiter: RateLimiter,
+  ) {}
+
+  async admit(request: AdmissionRequest): Promise<Admission> {
+    let limits: Limits | undefined;
+    try {
+      if (request.operation.access === 'address') {
+        return this.byAddress(await this.limiter.hitAddress(request.address));
+      }
+      const { credential, address } = request;
+      if (credential.kind === 'ambiguous') {
+        return this.withoutKey(address, { code: 'ambiguous_credential' });
+      }
+      if (credential.kind === 'unreadable') {
+        return this.withoutKey(address, { code: 'unauthorized', reason: 'malformed' });
+      }
+      let gate: RateDecision | undefined;
+      const token = credential.kind === 'bearer' ? credential.token : undefined;
+      // The address budget is asked before storage is read for a key this instance has not seen
+      // valid lately, so guessing keys stays slow.
+      const result = await this.apiKeys.authenticate(token, async () => {
+        gate = await this.limiter.peekAddress(address);
+        return gate.allowed;
+      });
+      if (!result.ok) {
+        if (result.reason === 'not_looked_up') {
+          if (gate === undefined || gate.allowed)
+            throw new Error('address gate refused but allowed');
+          return this.byAddress(gate);
+        }
+        return this.withoutKey(address, { code: 'unauthorized', reason: result.reason });
+      }
+      const key = result.key;
+      limits = ApiKeyService.limitsOf(key);
+      if (request.operation.deprecated === true) this.apiKeys.recordDeprecatedCall(key.id);
+      return await this.byKey(key, await this.limiter.hitKey(key, limits));
+    } catch (error) {
+      if (
+        error instanceof DependencyUnavailableError &&
+        !(error instanceof AdmissionUnavailableError)
+      ) {
+        throw new AdmissionUnavailableError(error, limits);
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * What the rate-limit headers say while an outage keeps the counters unread: nothing left in the
+   * budget until the retry. Rate limiting fails closed, and the headers say so.
+   */
+  unavailableState(error: DependencyUnavailableError, retryAfterSeconds: number): RateState {
+    const limits = error instanceof AdmissionUnavailableError ? error.limits : undefined;
+    return this.limiter.unknownState(limits, retryAfterSeconds);
+  }
+
+  /**
+   * Revokes a key for good: stored, dropped from this instance's cache, announced to the others.
+   * Returns false when no such key exists.
+   */
+  revoke(keyId: string): Promise<boolean> {
+    return this.apiKeys.revoke(keyId);
+  }
+
+  /**
+   * Lifts a key's ban early: clears the recorded ban, ends the live one in the rate-limit store
+   * (at once for every instance sharing it), and tells the other instances. Returns false when no
+   * such key exists.
+   */
+  async unban(keyId: string): Promise<boolean> {
+    const lifted = await this.apiKeys.liftRecordedBan(keyId);
+    if (!lifted) return false;
+    // Best effort: a store this process cannot reach (or its own, in memory) is lifted by each
+    // server when it reads the key's unban time, within the key cache lifetime.
+    await this.limiter.liftBan(keyId).catch(() => undefined);
+    await this.apiKeys.announce(keyId);
+    return true;
+  }
+
+  private async byKey(key: ApiKeyRecord, decision: RateDecision): Promise<Admission> {
+    const rate = stateOf(decision);
+    if (decision.allowed) return { admitted: true, rate, key };
+    if (decision.reason === 'rate_limited') {
+      const refusal: Refusal = {
+        code: 'rate_limited',
+        budget: 'key',
+        window: decision.inForce,
+        retryAfterSeconds: decision.retryAfterSeconds,
+      };
+      return { admitted: false, rate, refusal, key };
+    }
+    const until = decision.bannedUntil ?? decision.decidedAt;
+    const started = decision.banStarted ? await this.recordBan(key.id, until) : undefined;
+    const refusal: Refusal = {
+      code: 'api_key_banned',
+      until,
+      retryAfterSeconds: decision.retryAfterSeconds,
+      ...(started ? { started } : {}),
+    };
+    return { admitted: false, rate, refusal, key };
+  }
+
+  /** Keeps the ban with the key, so it outlives a restart and shows in `keys list`. */
+  private async recordBan(keyId: string, until: number): Promise<BanStart> {
+    try {
+      await this.apiKeys.recordBan(keyId, until);
+      return { recorded: true };
+    } catch (error) {
+      // The live ban holds in the rate-limit store; only its durable copy failed.
+      return { recorded: false, error };
+    }
+  }
+
+  /** A request without a valid key draws on its address's budget, whatever is wrong with it. */
+  private async withoutKey(address: string, refusal: Refusal): Promise<Admission> {
+    const decision = await this.limiter.hitAddress(address);
+    if (!decision.allowed) return this.byAddress(decision);
+    return { admitted: false, rate: stateOf(decision), refusal };
+  }
+
+  private byAddress(decision: RateDecision): Admission {
+    const rate = stateOf(decision);
+    if (decision.allowed) return { admitted: true, rate };
+    const refusal: Refusal = {
+      code: 'rate_limited',
+      budget: 'address',
+      window: decision.inForce,
+      retryAfterSeconds: decision.retryAfterSeconds,
+    };
+    return { admitted: false, rate, refusal };
+  }
+}
+
+function stateOf(decision: RateDecision): RateState {
+  return { windows: decision.windows, inForce: decision.inForce, decidedAt: decision.decidedAt };
+}

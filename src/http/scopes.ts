@@ -1,0 +1,44 @@
+/**
+ * The scopes the service answers, each named once: where it lives and who may call it. The rest of
+ * the HTTP layer takes paths from here, so a new scope (an admin interface, a separate metrics
+ * listener) is one entry here and its registration in build-app.ts.
+ */
+
+/** A path prefix and the requests under it: the prefix alone, or followed by `/` or `?`. */
+export interface PrefixScope {
+  readonly prefix: string;
+}
+
+/**
+ * The public API: every request under its prefix, known path or not, is admitted by API key
+ * (src/domain/admission) before anything else happens to it; its own description is open to
+ * anyone on the address budget.
+ */
+const API_PREFIX = '/v1';
+export const API_SCOPE = {
+  prefix: API_PREFIX,
+  /** The OpenAPI document of the API, served without a key. */
+  documentPath: `${API_PREFIX}/openapi.json`,
+} as const;
+
+/** The operations endpoints: unauthenticated, outside the API, never counted against a budget. */
+export const OPERATIONS_ENDPOINTS = {
+  health: '/healthz',
+  ready: '/readyz',
+  metrics: '/metrics',
+  /** The interactive reference page and its assets. */
+  docs: '/docs',
+} as const;
+
+/** Whether a request URL (path and query) falls under the scope's prefix. */
+export function isUnder(scope: PrefixScope, url: string): boolean {
+  const { prefix } = scope;
+  if (!url.startsWith(prefix)) return false;
+  const next = url.charAt(prefix.length);
+  return next === '' || next === '/' || next === '?';
+}
+
+/** An API path as clients call it (Location, Link, messages): the prefix, then `path`. */
+export function apiPath(path: string): string {
+  return `${API_SCOPE.prefix}${path}`;
+}
