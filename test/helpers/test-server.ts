@@ -1,5 +1,8 @@
 import type { FastifyInstance } from 'fastify';
+import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { type Config, loadConfig } from '../../src/config/config.js';
 import type { Storage } from '../../src/domain/ports.js';
@@ -19,6 +22,8 @@ export interface TestServer {
   storage: Storage;
   clock: TestClock;
   config: Config;
+  /** The SQLite file of a server started with `sqliteFile`. */
+  databaseFile: string | undefined;
   /** Creates a fresh API key as the CLI would: through other services on the same database. */
   createKey(plan?: Plan, customLimits?: Limits): Promise<{ id: string; key: string }>;
   revokeKey(id: string): Promise<void>;
@@ -32,6 +37,11 @@ export interface ServerOptions {
   logLines?: string[];
   /** Wraps the storage the app sees, e.g. to count reads; `storage` stays the real one. */
   wrapStorage?: (storage: Storage) => Storage;
+  /**
+   * On SQLite, a database file of its own (in a temporary folder removed on close) instead of
+   * `:memory:`: writes then go through the commit worker, as in production.
+   */
+  sqliteFile?: boolean;
 }
 
 /**
@@ -70,10 +80,16 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
   const clock = options.clock ?? new TestClock();
   const shared = await sharedBackends(options.env);
   const config = loadConfig({ PORT: '8080', ...shared.env, ...options.env });
-  const storage = await createStorage(
+  const ownFolder =
     config.database.kind === 'sqlite' && options.env?.DATABASE_URL === undefined
-      ? { kind: 'sqlite', path: ':memory:' }
-      : config.database,
+      ? options.sqliteFile === true
+        ? mkdtempSync(join(tmpdir(), 'petstore-http-'))
+        : ':memory:'
+      : undefined;
+  const databaseFile =
+    ownFolder === undefined || ownFolder === ':memory:' ? undefined : join(ownFolder, 'pets.db');
+  const storage = await createStorage(
+    ownFolder === undefined ? config.database : { kind: 'sqlite', path: databaseFile ?? ownFolder },
     { migrate: true },
   );
   const services = await createServices(config, {
@@ -103,6 +119,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     storage,
     clock,
     config,
+    databaseFile,
     async createKey(plan = 'free', customLimits) {
       const { record, key } = await cli.apiKeys.create({
         plan,
@@ -120,6 +137,8 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
       await cli.close();
       await storage.close();
       await shared.cleanUp();
+      if (databaseFile !== undefined)
+        rmSync(join(databaseFile, '..'), { recursive: true, force: true });
     },
   };
 }

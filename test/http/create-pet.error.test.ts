@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { call, useServer } from '../helpers/test-server.js';
 
-const server = useServer();
+// On a file: creates go through the SQLite commit worker, as in production.
+const server = useServer({ sqliteFile: true });
 
 async function petCount(): Promise<number> {
   return (await server().storage.pets.list({ afterId: 0, limit: 1_000_000 })).length;

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { call, useServer } from '../helpers/test-server.js';
 
-const server = useServer();
+// On a file: creates go through the SQLite commit worker, as in production.
+const server = useServer({ sqliteFile: true });
 
 describe('POST /v1/pets (createPet), when it succeeds', () => {
   it('returns 201, a Location and the pet with its new id', async () => {

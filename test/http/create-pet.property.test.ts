@@ -4,7 +4,8 @@ import { MAX_CUSTOM_LIMIT } from '../../src/domain/rate-limits/plans.js';
 import { bodyCase } from '../fuzz/json-bodies.js';
 import { call, useServer } from '../helpers/test-server.js';
 
-const server = useServer();
+// On a file: creates go through the SQLite commit worker, as in production.
+const server = useServer({ sqliteFile: true });
 
 const field = fc.oneof(
   fc.constant('name'),

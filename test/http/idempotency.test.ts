@@ -4,7 +4,8 @@ import { withBusyKeys } from '../helpers/busy-keys.js';
 import { call, useServer } from '../helpers/test-server.js';
 
 const busy = new Set<string>();
-const server = useServer({ wrapStorage: withBusyKeys(busy) });
+// On a file: creates go through the SQLite commit worker, as in production.
+const server = useServer({ sqliteFile: true, wrapStorage: withBusyKeys(busy) });
 
 async function petCount(): Promise<number> {
   return (await server().storage.pets.list({ afterId: 0, limit: 1_000_000 })).length;

@@ -3,8 +3,9 @@ import { chmodSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { NewApiKeyRecord } from '../../src/domain/api-keys/api-key.js';
+import { DependencyUnavailableError } from '../../src/domain/errors.js';
 import { createStorage } from '../../src/storage/create-storage.js';
 import { createSqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js';
 import { describeStorageContract } from './storage-contract.js';
@@ -87,13 +88,65 @@ describe('SQLite storage specifics', () => {
     }
   });
 
-  it('reads WAL and synchronous=FULL (2) back from its connection', async () => {
+  it('reads WAL and synchronous=FULL (2) back from the connection that commits (the worker)', async () => {
     const storage = await createStorage({ kind: 'sqlite', path: tempPath() }, { migrate: true });
     try {
       await expect(storage.durability()).resolves.toEqual({
         journal_mode: 'wal',
         synchronous: 2,
         synchronous_name: 'FULL',
+      });
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('commits key, ban, deprecated-call and purge writes off the event loop while another connection holds the write lock', async () => {
+    const path = tempPath();
+    const storage = await createStorage({ kind: 'sqlite', path }, { migrate: true });
+    const blocker = new BetterSqlite3(path);
+    try {
+      const record = keyRecord('key_lock_wait', 1_000);
+      await storage.apiKeys.insert(record);
+      blocker.exec('BEGIN IMMEDIATE');
+      const writes = Promise.all([
+        storage.apiKeys.touch(record.id, 2_000),
+        storage.apiKeys.setBannedUntil(record.id, 3_000),
+        storage.apiKeys.addDeprecatedCalls([{ id: record.id, calls: 4 }]),
+        storage.idempotency.purgeExpired(0, 10),
+      ]);
+      // A write on the event loop would hold it for up to busy_timeout (5 s) here.
+      const started = performance.now();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const waited = performance.now() - started;
+      blocker.exec('COMMIT');
+      await expect(writes).resolves.toEqual([undefined, true, undefined, 0]);
+      expect(waited).toBeLessThan(2_500);
+      await expect(storage.apiKeys.findById(record.id)).resolves.toMatchObject({
+        lastUsedAt: 2_000,
+        bannedUntil: 3_000,
+        deprecatedCalls: 4,
+      });
+    } finally {
+      if (blocker.inTransaction) blocker.exec('ROLLBACK');
+      blocker.close();
+      await storage.close();
+    }
+  });
+
+  it('answers DependencyUnavailableError while its commit worker is dead, then commits again on a new one', async () => {
+    const storage = createSqliteStorage(tempPath());
+    try {
+      await storage.migrate();
+      await storage.pets.create({ name: 'Before', categoryId: 1n });
+      await storage.writer.killWorkerForTests();
+      await expect(storage.pets.create({ name: 'Lost', categoryId: 1n })).rejects.toBeInstanceOf(
+        DependencyUnavailableError,
+      );
+      await expect(storage.ping()).rejects.toBeInstanceOf(DependencyUnavailableError);
+      await vi.waitFor(() => storage.ping(), { timeout: 10_000, interval: 50 });
+      await expect(storage.pets.create({ name: 'After', categoryId: 1n })).resolves.toMatchObject({
+        name: 'After',
       });
     } finally {
       await storage.close();

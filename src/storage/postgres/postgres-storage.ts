@@ -1,11 +1,10 @@
 import { type Kysely, sql } from 'kysely';
 import type { Storage } from '../../domain/ports.js';
 import type { Database } from '../sql/database.js';
-import type { DialectTraits } from '../sql/dialect-traits.js';
+import type { DialectTraits, SqlWrites } from '../sql/dialect-traits.js';
 import { migrate, type MigrateOptions } from '../sql/migrate.js';
 import { SqlApiKeyStore } from '../sql/sql-api-key-store.js';
 import { SqlIdempotencyStore } from '../sql/sql-idempotency-store.js';
-import { SqlPetStore } from '../sql/sql-pet-store.js';
 import {
   IDLE_IN_TRANSACTION_TIMEOUT_MS,
   openPostgres,
@@ -13,6 +12,7 @@ import {
 } from './postgres-connection.js';
 import { SettledIds } from './postgres-settled-ids.js';
 import { POSTGRES_MIGRATIONS } from './postgres-migrations.js';
+import { PostgresPetStore } from './postgres-pet-store.js';
 
 export interface PostgresStorage extends Storage {
   /** Reverts the newest migration; for tests and operators. */
@@ -33,27 +33,32 @@ const FIRST_KEY_LOCK = 2;
  */
 const MIGRATION_STATEMENT_TIMEOUT_MS = 5 * 60_000;
 
-const POSTGRES_TRAITS: DialectTraits = {
-  withFirstKeyLock(db, insert) {
-    return db.transaction().execute(async (trx) => {
-      // Held until the transaction ends, so the next caller's statement sees the committed key.
-      await sql`SELECT pg_advisory_xact_lock(${sql.lit(LOCK_SPACE)}, ${sql.lit(FIRST_KEY_LOCK)})`.execute(
-        trx,
-      );
-      return insert(trx);
-    });
-  },
-  skipLocked: true,
-  async boundLockWaits(trx, ms) {
-    await (
-      ms === undefined
-        ? sql`SET LOCAL lock_timeout TO DEFAULT`
-        : sql`SET LOCAL lock_timeout = ${sql.lit(`${ms}ms`)}`
-    ).execute(trx);
-  },
-  isLockTimeout: (error) => (error as { code?: unknown } | null)?.code === '55P03',
-  statusPageAsIndexRange: true,
-};
+function postgresTraits(db: Kysely<Database>): DialectTraits {
+  return {
+    // Held until the transaction ends, so the next caller's statement sees the committed key.
+    firstKeyLock: [
+      sql`SELECT pg_advisory_xact_lock(${sql.lit(LOCK_SPACE)}, ${sql.lit(FIRST_KEY_LOCK)})`.compile(
+        db,
+      ),
+    ],
+    skipLocked: true,
+  };
+}
+
+/** The shared stores' writes, each batch in one transaction on the pool. */
+function postgresWrites(db: Kysely<Database>): SqlWrites {
+  return {
+    run: (statements) =>
+      db.transaction().execute(async (trx) => {
+        const changes: number[] = [];
+        for (const statement of statements) {
+          const result = await trx.executeQuery(statement);
+          changes.push(Number(result.numAffectedRows ?? 0));
+        }
+        return changes;
+      }),
+  };
+}
 
 /**
  * How long after an id became visible every lower id has settled. A transaction inserting pets
@@ -110,12 +115,15 @@ async function withMigrationLock(config: PostgresConfig, migrate: Migrate): Prom
 export function createPostgresStorage(config: PostgresConfig): PostgresStorage {
   const { db } = openPostgres(config);
   const settled = new SettledIds(db, settleMsFor(config.statementTimeoutMs));
+  const pets = new PostgresPetStore(db, () => settled.settledThrough(), config.poolMax);
+  const writes = postgresWrites(db);
+  const traits = postgresTraits(db);
   let closed = false;
   return {
     backend: 'postgres',
-    pets: new SqlPetStore(db, POSTGRES_TRAITS, () => settled.settledThrough()),
-    apiKeys: new SqlApiKeyStore(db, POSTGRES_TRAITS),
-    idempotency: new SqlIdempotencyStore(db, POSTGRES_TRAITS),
+    pets,
+    apiKeys: new SqlApiKeyStore(db, writes, traits),
+    idempotency: new SqlIdempotencyStore(db, writes, traits),
     migrate: () =>
       withMigrationLock(config, (connection, options) =>
         migrate(connection, POSTGRES_MIGRATIONS, 'latest', options),
@@ -141,6 +149,8 @@ export function createPostgresStorage(config: PostgresConfig): PostgresStorage {
       if (closed) return;
       closed = true;
       settled.close();
+      // Creates still being committed finish first: each was promised a commit or an error.
+      await pets.close();
       // Ends the pool: waits for checked-out connections to come back, then closes them all.
       await db.destroy();
     },

@@ -1,37 +1,29 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { Database } from './database.js';
+import type { CompiledQuery } from 'kysely';
 
 /**
- * What the shared stores do differently per engine; every other query is the same SQL. Each
- * backend folder passes its own traits when it builds the stores.
+ * How a backend commits the shared stores' writes. PostgreSQL runs them on its pool; SQLite hands
+ * them to its single writer (the commit worker), so that no write waits on the event loop.
+ */
+export interface SqlWrites {
+  /** Runs the statements in order in one transaction; resolves how many rows each one changed. */
+  run(statements: readonly CompiledQuery[]): Promise<number[]>;
+}
+
+/**
+ * What the shared api-key and idempotency stores do differently per engine; every other query is
+ * the same SQL. Each backend folder passes its own when it builds the stores.
  */
 export interface DialectTraits {
   /**
-   * Runs insertIfNone's single INSERT ... SELECT so that nobody else's can run between its existence
-   * check and its insert. PostgreSQL: in a transaction holding an advisory lock, since under READ
-   * COMMITTED two such statements would both see an empty table. SQLite: as it is, since one
-   * statement holds the single write lock from start to end. (A transaction there would be worse:
-   * a second connection of the same process would wait for it synchronously, blocking the very
-   * event loop that has to commit it.)
+   * Statements that run before insertIfNone's single INSERT ... SELECT, in its transaction, so that
+   * nobody else's can run between its existence check and its insert. PostgreSQL: an advisory
+   * lock, since under READ COMMITTED two such statements would both see an empty table. SQLite:
+   * none, since one statement holds the single write lock from start to end.
    */
-  withFirstKeyLock<T>(
-    db: Kysely<Database>,
-    insert: (db: Kysely<Database>) => Promise<T>,
-  ): Promise<T>;
+  firstKeyLock: readonly CompiledQuery[];
   /**
    * Whether `SELECT ... FOR UPDATE SKIP LOCKED` exists. With it, concurrent purges take disjoint
    * batches instead of waiting on each other's rows; SQLite has one writer at a time anyway.
    */
   skipLocked: boolean;
-  /**
-   * Bounds, inside a transaction, how long the next statements wait for a row another transaction
-   * holds (an Idempotency-Key whose first request is still running), or lifts the bound again
-   * (`undefined`). PostgreSQL: SET LOCAL lock_timeout. SQLite: nothing, since with one writer at a
-   * time no other request holds a row meanwhile.
-   */
-  boundLockWaits(trx: Transaction<Database>, ms: number | undefined): Promise<void>;
-  /** Whether an error is that bound running out (the row is still held). */
-  isLockTimeout(error: unknown): boolean;
-  /** Whether a page of one status is asked as an index range (see petQueries). */
-  statusPageAsIndexRange: boolean;
 }

@@ -3,8 +3,8 @@ import type { Database } from './database.js';
 
 /**
  * The pet and idempotency-key queries every SQL backend runs: built with Kysely from named
- * parameters. PostgreSQL builds them per call (src/storage/sql/sql-pet-store.ts); SQLite compiles
- * each one once into a prepared statement (src/storage/sqlite/sqlite-pet-store.ts).
+ * parameters. PostgreSQL builds them per call (postgres/postgres-pet-store.ts); SQLite compiles
+ * each one once into a prepared statement (sqlite/sqlite-pet-store.ts, sqlite/sqlite-writer.ts).
  */
 /** In this order: SQLite reads list rows as arrays of these columns (sqlite-pet-store.ts). */
 const PET_COLUMNS = ['id', 'name', 'category_id', 'status'] as const;

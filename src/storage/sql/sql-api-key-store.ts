@@ -1,9 +1,9 @@
-import { type Kysely, type Selectable, sql } from 'kysely';
+import { type CompiledQuery, type Kysely, type Selectable, sql } from 'kysely';
 import type { ApiKeyRecord, NewApiKeyRecord } from '../../domain/api-keys/api-key.js';
 import type { ApiKeyStore } from '../../domain/ports.js';
 import { isPlan } from '../../domain/rate-limits/plans.js';
 import { type ApiKeysTable, type Database, toNumber, toOptionalNumber } from './database.js';
-import type { DialectTraits } from './dialect-traits.js';
+import type { DialectTraits, SqlWrites } from './dialect-traits.js';
 
 function toRecord(row: Selectable<ApiKeysTable>): ApiKeyRecord {
   if (!isPlan(row.plan)) throw new Error(`api key ${row.id} has an unknown plan ${row.plan}`);
@@ -30,14 +30,16 @@ function toRecord(row: Selectable<ApiKeysTable>): ApiKeyRecord {
   return record;
 }
 
+/** Reads on the backend's connection; every write goes through its SqlWrites. */
 export class SqlApiKeyStore implements ApiKeyStore {
   constructor(
     private readonly db: Kysely<Database>,
+    private readonly writes: SqlWrites,
     private readonly traits: DialectTraits,
   ) {}
 
   async insert(record: NewApiKeyRecord): Promise<ApiKeyRecord> {
-    await this.db
+    const insert = this.db
       .insertInto('api_keys')
       .values({
         id: record.id,
@@ -53,45 +55,46 @@ export class SqlApiKeyStore implements ApiKeyStore {
         banned_until: null,
         ban_lifted_at: null,
       })
-      .execute();
+      .compile();
+    await this.writes.run([insert]);
     return { ...record, deprecatedCalls: 0 };
   }
 
   async insertIfNone(record: NewApiKeyRecord): Promise<boolean> {
-    return this.traits.withFirstKeyLock(this.db, async (db) => {
-      // One statement: the existence check and the insert see the same table. The casts give
-      // PostgreSQL the column types that a bare parameter in a SELECT list would not have.
-      const result = await db
-        .insertInto('api_keys')
-        .columns([
-          'id',
-          'label',
-          'plan',
-          'per_minute',
-          'per_day',
-          'hash',
-          'display_prefix',
-          'created_at',
-        ])
-        .expression(
-          db
-            .selectNoFrom((eb) => [
-              eb.val(record.id).as('id'),
-              eb.val(record.label).as('label'),
-              eb.val(record.plan).as('plan'),
-              eb.cast(eb.val(record.customLimits?.perMinute ?? null), 'bigint').as('per_minute'),
-              eb.cast(eb.val(record.customLimits?.perDay ?? null), 'bigint').as('per_day'),
-              eb.val(record.hash).as('hash'),
-              eb.val(record.displayPrefix).as('display_prefix'),
-              eb.cast(eb.val(record.createdAt), 'bigint').as('created_at'),
-            ])
-            .where(({ not, exists, selectFrom }) =>
-              not(exists(selectFrom('api_keys').select(sql.lit(1).as('one')))),
-            ),
-        )
-        .executeTakeFirst();
-      return result.numInsertedOrUpdatedRows === 1n;
-    });
+    const db = this.db;
+    // One statement: the existence check and the insert see the same table. The casts give
+    // PostgreSQL the column types that a bare parameter in a SELECT list would not have.
+    const insert = db
+      .insertInto('api_keys')
+      .columns([
+        'id',
+        'label',
+        'plan',
+        'per_minute',
+        'per_day',
+        'hash',
+        'display_prefix',
+        'created_at',
+      ])
+      .expression(
+        db
+          .selectNoFrom((eb) => [
+            eb.val(record.id).as('id'),
+            eb.val(record.label).as('label'),
+            eb.val(record.plan).as('plan'),
+            eb.cast(eb.val(record.customLimits?.perMinute ?? null), 'bigint').as('per_minute'),
+            eb.cast(eb.val(record.customLimits?.perDay ?? null), 'bigint').as('per_day'),
+            eb.val(record.hash).as('hash'),
+            eb.val(record.displayPrefix).as('display_prefix'),
+            eb.cast(eb.val(record.createdAt), 'bigint').as('created_at'),
+          ])
+          .where(({ not, exists, selectFrom }) =>
+            not(exists(selectFrom('api_keys').select(sql.lit(1).as('one')))),
+          ),
+      )
+      .compile();
+    const changes = await this.writes.run([...this.traits.firstKeyLock, insert]);
+    return changes.at(-1) === 1;
   }
 
   findByHash(hash: string): Promise<ApiKeyRecord | undefined> {
@@ -140,48 +143,56 @@ export class SqlApiKeyStore implements ApiKeyStore {
   }
 
   async revoke(id: string, at: number): Promise<boolean> {
-    await this.db
-      .updateTable('api_keys')
-      .set({ revoked_at: at })
-      .where('id', '=', id)
-      .where('revoked_at', 'is', null)
-      .execute();
+    await this.writes.run([
+      this.db
+        .updateTable('api_keys')
+        .set({ revoked_at: at })
+        .where('id', '=', id)
+        .where('revoked_at', 'is', null)
+        .compile(),
+    ]);
     return (await this.findById(id)) !== undefined;
   }
 
   async touch(id: string, at: number): Promise<void> {
-    await this.db.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', id).execute();
+    await this.writes.run([
+      this.db.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', id).compile(),
+    ]);
   }
 
   async addDeprecatedCalls(counts: ReadonlyArray<{ id: string; calls: number }>): Promise<void> {
     if (counts.length === 0) return;
     // One transaction for the batch: one commit (one fsync on SQLite) however many keys it holds.
-    await this.db.transaction().execute(async (trx) => {
-      for (const { id, calls } of counts) {
-        await trx
+    await this.writes.run(
+      counts.map(({ id, calls }) =>
+        this.db
           .updateTable('api_keys')
           .set({ deprecated_calls: sql<number>`deprecated_calls + ${calls}` })
           .where('id', '=', id)
-          .execute();
-      }
-    });
+          .compile(),
+      ),
+    );
   }
 
   async setBannedUntil(id: string, until: number): Promise<boolean> {
-    const result = await this.db
-      .updateTable('api_keys')
-      .set({ banned_until: until })
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return result.numUpdatedRows > 0n;
+    return this.updated(
+      this.db.updateTable('api_keys').set({ banned_until: until }).where('id', '=', id).compile(),
+    );
   }
 
   async liftBan(id: string, at: number): Promise<boolean> {
-    const result = await this.db
-      .updateTable('api_keys')
-      .set({ banned_until: null, ban_lifted_at: at })
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return result.numUpdatedRows > 0n;
+    return this.updated(
+      this.db
+        .updateTable('api_keys')
+        .set({ banned_until: null, ban_lifted_at: at })
+        .where('id', '=', id)
+        .compile(),
+    );
+  }
+
+  /** Whether the update found its key. */
+  private async updated(update: CompiledQuery): Promise<boolean> {
+    const [changed] = await this.writes.run([update]);
+    return changed !== undefined && changed > 0;
   }
 }

@@ -1,11 +1,12 @@
 import type { Kysely } from 'kysely';
 import type { IdempotencyStore } from '../../domain/ports.js';
 import type { Database } from './database.js';
-import type { DialectTraits } from './dialect-traits.js';
+import type { DialectTraits, SqlWrites } from './dialect-traits.js';
 
 export class SqlIdempotencyStore implements IdempotencyStore {
   constructor(
     private readonly db: Kysely<Database>,
+    private readonly writes: SqlWrites,
     private readonly traits: DialectTraits,
   ) {}
 
@@ -14,7 +15,7 @@ export class SqlIdempotencyStore implements IdempotencyStore {
     if (!Number.isSafeInteger(limit) || limit < 1) {
       throw new RangeError(`purgeExpired needs a limit of at least 1 (got ${limit})`);
     }
-    const result = await this.db
+    const purge = this.db
       .deleteFrom('idempotency_keys')
       .where(({ eb, refTuple, selectFrom }) =>
         eb(
@@ -29,8 +30,9 @@ export class SqlIdempotencyStore implements IdempotencyStore {
             .$asTuple('api_key_id', 'key'),
         ),
       )
-      .executeTakeFirst();
+      .compile();
     // Rows another purge deleted first are not counted here: each record is counted once overall.
-    return Number(result.numDeletedRows);
+    const [deleted] = await this.writes.run([purge]);
+    return deleted ?? 0;
   }
 }

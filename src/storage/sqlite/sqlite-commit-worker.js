@@ -1,44 +1,45 @@
 // @ts-check
 /**
- * Applies groups of pet writes to SQLite in one transaction each (one fsync per group), in a worker
- * thread of its own so that the event loop never waits for the disk. Plain JavaScript: a worker
- * thread runs a file as it is, and this one must run both from the sources (tests) and from dist/.
- * The same applyGroup serves databases a worker cannot share (`:memory:`), on the main thread.
+ * Applies groups of writes to SQLite in one transaction each (one fsync per group), in a worker
+ * thread of its own so that the event loop never waits for the disk or for another connection's
+ * write lock. Plain JavaScript: a worker thread runs a file as it is, and this one must run both
+ * from the sources (tests) and from dist/. The same applyGroup serves databases a worker cannot
+ * share (`:memory:`), on the main thread.
  */
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
+import { bind } from '../sql/prepared-sql.js';
+import { applySqliteSettings, readSqliteDurability } from './sqlite-settings.js';
 
 /**
- * @typedef {{ sql: string, slots: Array<{ name: string } | { value: unknown }> }} Plan
+ * @typedef {{ sql: string, slots: ReadonlyArray<{ name: string } | { value: unknown }> }} Plan
  * @typedef {{ insert: Plan, takeKey: Plan, readKey: Plan, pointKeyAtPet: Plan }} Plans
  * @typedef {Record<string, unknown>} Params
+ * @typedef {{ sql: string, parameters: readonly unknown[] }} Statement
  * @typedef {{ kind: 'create', row: Params }
- *   | { kind: 'idempotent', row: Params, take: Params, key: Params }} Write
+ *   | { kind: 'idempotent', row: Params, take: Params, key: Params }
+ *   | { kind: 'statements', statements: Statement[] }} Write
  * @typedef {{ ok: true, kind: 'created', id: bigint }
  *   | { ok: true, kind: 'key', fingerprint: string, petId: bigint | null }
+ *   | { ok: true, kind: 'changes', changes: number[] }
  *   | { ok: false, message: string, code: string | undefined }} Result
- * @typedef {{ [K in keyof Plans]: BetterSqlite3.Statement }} Statements
  */
 
 /**
- * @param {Plan} plan
- * @param {Params} params
- */
-function bind(plan, params) {
-  return plan.slots.map((slot) => ('name' in slot ? params[slot.name] : slot.value));
-}
-
-/**
+ * Prepares each SQL text once per connection.
  * @param {BetterSqlite3.Database} db
- * @param {Plans} plans
- * @returns {Statements}
+ * @returns {(sql: string) => BetterSqlite3.Statement}
  */
-export function prepareWrites(db, plans) {
-  return {
-    insert: db.prepare(plans.insert.sql),
-    takeKey: db.prepare(plans.takeKey.sql),
-    readKey: db.prepare(plans.readKey.sql),
-    pointKeyAtPet: db.prepare(plans.pointKeyAtPet.sql),
+export function statementCache(db) {
+  /** @type {Map<string, BetterSqlite3.Statement>} */
+  const prepared = new Map();
+  return (sql) => {
+    let statement = prepared.get(sql);
+    if (statement === undefined) {
+      statement = db.prepare(sql);
+      prepared.set(sql, statement);
+    }
+    return statement;
   };
 }
 
@@ -48,33 +49,44 @@ export function prepareWrites(db, plans) {
  * (the commit: a full disk, an I/O error), and then nothing of the group is stored.
  * @param {BetterSqlite3.Database} db
  * @param {Plans} plans
- * @param {Statements} statements
+ * @param {(sql: string) => BetterSqlite3.Statement} prepare
  * @param {Write[]} writes
  * @param {number} maxPetId ids above it are refused (JavaScript clients read ids as doubles)
  * @returns {Result[]}
  */
-export function applyGroup(db, plans, statements, writes, maxPetId) {
+export function applyGroup(db, plans, prepare, writes, maxPetId) {
+  /**
+   * @param {Plan} plan
+   * @param {Params} params
+   */
+  const get = (plan, params) => prepare(plan.sql).get(...bind(plan, params));
   /** @param {Params} row */
   const insert = (row) => {
-    const inserted = /** @type {{ id: bigint } | undefined} */ (
-      statements.insert.get(...bind(plans.insert, row))
-    );
+    const inserted = /** @type {{ id: bigint } | undefined} */ (get(plans.insert, row));
     if (inserted === undefined) throw new Error('INSERT ... RETURNING gave no row');
     if (inserted.id > BigInt(maxPetId)) throw new Error('pet ids are exhausted (2^53 - 1 reached)');
     return inserted.id;
   };
   /** @param {Write} write @returns {Result} */
   const apply = (write) => {
+    if (write.kind === 'statements') {
+      const changes = write.statements.map(
+        ({ sql, parameters }) => prepare(sql).run(...parameters).changes,
+      );
+      return { ok: true, kind: 'changes', changes };
+    }
     if (write.kind === 'create') return { ok: true, kind: 'created', id: insert(write.row) };
-    if (statements.takeKey.get(...bind(plans.takeKey, write.take)) === undefined) {
+    if (get(plans.takeKey, write.take) === undefined) {
       const row = /** @type {{ fingerprint: string, pet_id: bigint | null } | undefined} */ (
-        statements.readKey.get(...bind(plans.readKey, write.key))
+        get(plans.readKey, write.key)
       );
       if (row === undefined) throw new Error('an Idempotency-Key neither taken nor found');
       return { ok: true, kind: 'key', fingerprint: row.fingerprint, petId: row.pet_id };
     }
     const id = insert(write.row);
-    statements.pointKeyAtPet.run(...bind(plans.pointKeyAtPet, { ...write.key, petId: id }));
+    /** @type {Params} */
+    const point = { ...write.key, petId: id };
+    prepare(plans.pointKeyAtPet.sql).run(...bind(plans.pointKeyAtPet, point));
     return { ok: true, kind: 'created', id };
   };
   return db.transaction(() =>
@@ -94,32 +106,37 @@ export function applyGroup(db, plans, statements, writes, maxPetId) {
 }
 
 /**
- * The worker: opens its own connection with the service's durability settings, then answers each
- * group it is sent with its results, or with the error that stopped the whole group.
+ * The worker: opens its own connection with the service's settings (the one function the main
+ * connection uses too), says it is ready, then answers each group it is sent with its results (or
+ * the error that stopped the whole group), and each question for its settings with what SQLite
+ * says they are on this connection.
  */
 if (!isMainThread && parentPort !== null && workerData?.role === 'sqlite-commit') {
   const port = parentPort;
   const { path, plans, maxPetId } =
     /** @type {{ path: string, plans: Plans, maxPetId: number }} */ (workerData);
-  const db = new BetterSqlite3(path);
-  db.pragma('busy_timeout = 5000');
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = FULL');
-  db.pragma('foreign_keys = ON');
-  db.defaultSafeIntegers(true);
-  const statements = prepareWrites(db, plans);
-  port.on('message', (/** @type {{ id: number, writes: Write[] }} */ group) => {
-    try {
-      port.postMessage({
-        id: group.id,
-        results: applyGroup(db, plans, statements, group.writes, maxPetId),
-      });
-    } catch (error) {
-      port.postMessage({
-        id: group.id,
-        error: String(/** @type {Error} */ (error).message ?? error),
-      });
-    }
-  });
+  // The main connection created the file 0600; a file gone since (deleted, moved) must not come
+  // back empty, with SQLite's default mode, under a worker that restarts.
+  const db = new BetterSqlite3(path, { fileMustExist: true });
+  applySqliteSettings(db, { inMemory: false });
+  const prepare = statementCache(db);
+  port.postMessage({ ready: true });
+  port.on(
+    'message',
+    (/** @type {{ id: number, writes: Write[] } | { id: number, query: 'durability' }} */ ask) => {
+      try {
+        port.postMessage(
+          'writes' in ask
+            ? { id: ask.id, results: applyGroup(db, plans, prepare, ask.writes, maxPetId) }
+            : { id: ask.id, durability: readSqliteDurability(db) },
+        );
+      } catch (error) {
+        port.postMessage({
+          id: ask.id,
+          error: String(/** @type {Error} */ (error).message ?? error),
+        });
+      }
+    },
+  );
   port.once('close', () => db.close());
 }

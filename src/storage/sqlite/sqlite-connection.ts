@@ -2,8 +2,8 @@ import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
-import type { DurabilitySettings } from '../../domain/ports.js';
 import type { Database } from '../sql/database.js';
+import { applySqliteSettings } from './sqlite-settings.js';
 
 export interface SqliteConnection {
   db: Kysely<Database>;
@@ -43,37 +43,10 @@ export function openSqlite(path: string, options: SqliteOpenOptions = {}): Sqlit
   }
   const raw = new BetterSqlite3(path);
   try {
-    // First, so that another connection opening the same file waits instead of failing.
-    raw.pragma('busy_timeout = 5000');
-    // SQLite keeps the old mode, silently, where WAL cannot work (some network file systems).
-    const mode = raw.pragma('journal_mode = WAL', { simple: true });
-    if (!inMemory && mode !== 'wal') {
-      throw new Error(
-        `SQLite cannot use WAL mode for ${path} (it stays in ${String(mode)} mode); ` +
-          'put the database on a local file system',
-      );
-    }
-    // FULL: the WAL is fsynced at every commit, before we answer 201, so a commit survives a
-    // power cut, not only a crash of the process.
-    raw.pragma('synchronous = FULL');
-    raw.pragma('foreign_keys = ON');
-    // Every INTEGER comes back as bigint, so a categoryId above 2^53 is never rounded.
-    raw.defaultSafeIntegers(true);
+    applySqliteSettings(raw, { inMemory });
   } catch (error) {
     raw.close();
     throw error;
   }
   return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database: raw }) }), raw };
-}
-
-/** The settings of this connection that decide what survives a crash, read back from SQLite. */
-export function sqliteDurability(raw: BetterSqlite3.Database): DurabilitySettings {
-  const synchronous = Number(raw.pragma('synchronous', { simple: true }));
-  return {
-    journal_mode: String(raw.pragma('journal_mode', { simple: true })),
-    synchronous,
-    // What the number means, for the person reading the start line.
-    synchronous_name:
-      ['OFF', 'NORMAL', 'FULL', 'EXTRA'][synchronous] ?? `unknown (${String(synchronous)})`,
-  };
 }

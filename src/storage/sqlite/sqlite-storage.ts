@@ -5,52 +5,50 @@ import { migrate } from '../sql/migrate.js';
 import { SqlApiKeyStore } from '../sql/sql-api-key-store.js';
 import { SqlIdempotencyStore } from '../sql/sql-idempotency-store.js';
 import { backupSqlite } from './sqlite-backup.js';
-import { SqlitePetStore } from './sqlite-pet-store.js';
-import { openSqlite, type SqliteOpenOptions, sqliteDurability } from './sqlite-connection.js';
+import { openSqlite, type SqliteOpenOptions } from './sqlite-connection.js';
 import { SQLITE_MIGRATIONS } from './sqlite-migrations.js';
+import { SqlitePetStore } from './sqlite-pet-store.js';
+import { SqliteWriter } from './sqlite-writer.js';
 
 export interface SqliteStorage extends Storage {
   /** Reverts the newest migration; for tests and operators. */
   migrateDown(): Promise<string[]>;
   backup: NonNullable<Storage['backup']>;
+  /** The single writer every write goes through (tests reach its worker here). */
+  readonly writer: SqliteWriter;
 }
 
-/** One writer at a time: single statements are atomic and there are no row locks to skip. */
-const SQLITE_TRAITS: DialectTraits = {
-  withFirstKeyLock: (db, insert) => insert(db),
-  skipLocked: false,
-  // For the Kysely pet store only; SQLite's own (sqlite-pet-store.ts) has one writer, no lock waits.
-  boundLockWaits: async () => undefined,
-  isLockTimeout: () => false,
-  statusPageAsIndexRange: false,
-};
+/** One writer at a time: a single statement is atomic, and there are no row locks to skip. */
+const SQLITE_TRAITS: DialectTraits = { firstKeyLock: [], skipLocked: false };
 
 export function createSqliteStorage(path: string, options: SqliteOpenOptions = {}): SqliteStorage {
   const { db, raw } = openSqlite(path, options);
-  const pets = new SqlitePetStore(db, raw, path);
+  const writer = new SqliteWriter(db, raw, path);
   let closed = false;
   return {
     backend: 'sqlite',
-    pets,
-    apiKeys: new SqlApiKeyStore(db, SQLITE_TRAITS),
-    idempotency: new SqlIdempotencyStore(db, SQLITE_TRAITS),
+    writer,
+    pets: new SqlitePetStore(db, raw, writer),
+    apiKeys: new SqlApiKeyStore(db, writer, SQLITE_TRAITS),
+    idempotency: new SqlIdempotencyStore(db, writer, SQLITE_TRAITS),
     migrate: () => migrate(db, SQLITE_MIGRATIONS, 'latest'),
     migrateDown: () => migrate(db, SQLITE_MIGRATIONS, 'down'),
     async ping() {
       await sql`select 1`.execute(db);
+      // Reads alone do not make the service ready: the writer must be able to commit.
+      await writer.ready();
     },
     async analyze() {
       await sql`PRAGMA optimize`.execute(db);
     },
-    async durability() {
-      return sqliteDurability(raw);
-    },
+    // What the connection that commits uses (the worker's, for a file), not the reading one's.
+    durability: () => writer.durability(),
     backup: (destination, backupOptions) => backupSqlite(raw, destination, backupOptions),
     async close() {
       if (closed) return;
       closed = true;
       // Writes still being committed finish first: each was promised a commit or an error.
-      await pets.close();
+      await writer.close();
       await db.destroy();
       if (raw.open) raw.close();
     },

@@ -1,0 +1,49 @@
+// @ts-check
+/**
+ * The settings every SQLite connection of the service runs with, applied by this one function: the
+ * main connection (reads, migrations) and the commit worker's (every write) alike, so the one
+ * that commits cannot drift from the one a reader checks. Plain JavaScript: the worker thread runs
+ * it as it is (see sqlite-commit-worker.js).
+ */
+
+/** How long a connection waits for another's write lock before SQLITE_BUSY. */
+export const BUSY_TIMEOUT_MS = 5000;
+
+/**
+ * @param {import('better-sqlite3').Database} db
+ * @param {{ inMemory: boolean }} options
+ */
+export function applySqliteSettings(db, options) {
+  // First, so that another connection opening the same file waits instead of failing.
+  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  // SQLite keeps the old mode, silently, where WAL cannot work (some network file systems).
+  const mode = db.pragma('journal_mode = WAL', { simple: true });
+  if (!options.inMemory && mode !== 'wal') {
+    throw new Error(
+      `SQLite cannot use WAL mode for ${db.name} (it stays in ${String(mode)} mode); ` +
+        'put the database on a local file system',
+    );
+  }
+  // FULL: the WAL is fsynced at every commit, before we answer 201, so a commit survives a
+  // power cut, not only a crash of the process.
+  db.pragma('synchronous = FULL');
+  db.pragma('foreign_keys = ON');
+  // Every INTEGER comes back as bigint, so a categoryId above 2^53 is never rounded.
+  db.defaultSafeIntegers(true);
+}
+
+/**
+ * The settings of this connection that decide what survives a crash, read back from SQLite.
+ * @param {import('better-sqlite3').Database} db
+ * @returns {{ journal_mode: string, synchronous: number, synchronous_name: string }}
+ */
+export function readSqliteDurability(db) {
+  const synchronous = Number(db.pragma('synchronous', { simple: true }));
+  return {
+    journal_mode: String(db.pragma('journal_mode', { simple: true })),
+    synchronous,
+    // What the number means, for the person reading the start line.
+    synchronous_name:
+      ['OFF', 'NORMAL', 'FULL', 'EXTRA'][synchronous] ?? `unknown (${String(synchronous)})`,
+  };
+}
