@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Usage: scripts/release.sh [--prebuilt] [<dir>]          (<dir> defaults to ./release)
+#
+# Builds a release of the server into <dir> and installs it there without dev dependencies:
+#   <dir>/dist/               the compiled server and CLI (a clean `npm run build` first)
+#   <dir>/package.json        the project's, minus `prepare` (a release is built already)
+#   <dir>/package-lock.json   so the release gets exactly the tested dependency versions
+#   <dir>/node_modules/       `npm ci --omit=dev`: runtime dependencies only, better-sqlite3 built
+# Then `cd <dir> && npm start` (or `node dist/main.js`) serves, `node dist/cli/main.js` is the CLI.
+# The addon is built for the Node that runs this script: run the release with the same Node major.
+# To ship it elsewhere, copy <dir> without node_modules and run `npm ci --omit=dev` there.
+#
+# Needs the clone's dev dependencies (`npm ci`) to build. --prebuilt takes the dist/ already built
+# (the suite's test does, after `npm test` built it) instead of building again.
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+prebuilt=false
+out=""
+for arg in "$@"; do
+  case "$arg" in
+    --prebuilt) prebuilt=true ;;
+    -*)
+      echo "usage: $0 [--prebuilt] [<dir>]" >&2
+      exit 2
+      ;;
+    *) out="$arg" ;;
+  esac
+done
+out="${out:-$root/release}"
+if [ -e "$out" ] && [ -n "$(ls -A "$out")" ]; then
+  echo "release: $out exists and is not empty; remove it first" >&2
+  exit 1
+fi
+
+# better-sqlite3 compiles against the headers of the Node that will run it. A Node tree (nodejs.org's
+# or scripts/node-runtime.sh's) has them in <prefix>/include/node; without nodedir, node-gyp would
+# download them.
+node_prefix="$(dirname "$(dirname "$(command -v node)")")"
+if [ -z "${npm_config_nodedir:-}" ] && [ -f "$node_prefix/include/node/node.h" ]; then
+  export npm_config_nodedir="$node_prefix"
+fi
+
+cd "$root"
+if ! $prebuilt; then
+  # Clean, so no file of a deleted source ships.
+  rm -rf dist
+  npm run --silent build
+fi
+if [ ! -f dist/main.js ]; then
+  echo "release: no dist/main.js; run npm run build (or drop --prebuilt)" >&2
+  exit 1
+fi
+
+mkdir -p "$out"
+out="$(cd "$out" && pwd)"
+cp -R dist "$out/dist"
+cp package-lock.json "$out/"
+node -e '
+  const pkg = JSON.parse(require("node:fs").readFileSync("package.json", "utf8"));
+  delete pkg.scripts.prepare;
+  process.stdout.write(JSON.stringify(pkg, null, 2) + "\n");
+' >"$out/package.json"
+
+cd "$out"
+# Scripts are skipped: the only runtime dependency that needs one is better-sqlite3, done below.
+npm ci --omit=dev --ignore-scripts --prefer-offline --no-audit --no-fund --loglevel=error
+
+loads() { node -e 'new (require("better-sqlite3"))(":memory:").close()' 2>/dev/null; }
+version() { node -p "require('$1/package.json').version" 2>/dev/null || true; }
+# The clone's addon, when it is the same better-sqlite3 built for this Node, saves the compile.
+built="$root/node_modules/better-sqlite3"
+addon="build/Release/better_sqlite3.node"
+if [ -f "$built/$addon" ] &&
+  [ "$(version "$built")" = "$(version "$out/node_modules/better-sqlite3")" ]; then
+  mkdir -p "node_modules/better-sqlite3/build/Release"
+  cp "$built/$addon" "node_modules/better-sqlite3/$addon"
+fi
+if ! loads; then
+  rm -rf node_modules/better-sqlite3/build
+  npm rebuild better-sqlite3 --no-audit --no-fund --loglevel=error
+fi
+if ! loads; then
+  echo "release: better-sqlite3 does not load in $out with node $(node --version)" >&2
+  exit 1
+fi
+echo "release: $out (node $(node --version))" >&2
