@@ -5,10 +5,9 @@
 #   <dir>/dist/               the compiled server and CLI (a clean `npm run build` first)
 #   <dir>/package.json        the project's, minus `prepare` (a release is built already)
 #   <dir>/package-lock.json   so the release gets exactly the tested dependency versions
-#   <dir>/node_modules/       `npm ci --omit=dev`: runtime dependencies only, better-sqlite3 built
+#   <dir>/node_modules/       `npm ci --omit=dev`: runtime dependencies only
 # Then `cd <dir> && npm start` (or `node dist/main.js`) serves, `node dist/cli/main.js` is the CLI.
-# The addon is built for the Node that runs this script: run the release with the same Node major.
-# To ship it elsewhere, copy <dir> without node_modules and run `npm ci --omit=dev` there.
+# To ship it elsewhere, copy <dir> without node_modules and run `npm ci --omit=dev` there (Node 24+).
 #
 # Needs the clone's dev dependencies (`npm ci`) to build. --prebuilt takes the dist/ already built
 # (the suite's test does, after `npm test` built it) instead of building again.
@@ -33,14 +32,6 @@ if [ -e "$out" ] && [ -n "$(ls -A "$out")" ]; then
   exit 1
 fi
 
-# better-sqlite3 compiles against the headers of the Node that will run it. A Node tree (nodejs.org's
-# or scripts/node-runtime.sh's) has them in <prefix>/include/node; without nodedir, node-gyp would
-# download them.
-node_prefix="$(dirname "$(dirname "$(command -v node)")")"
-if [ -z "${npm_config_nodedir:-}" ] && [ -f "$node_prefix/include/node/node.h" ]; then
-  export npm_config_nodedir="$node_prefix"
-fi
-
 cd "$root"
 if ! $prebuilt; then
   # Clean, so no file of a deleted source ships.
@@ -63,24 +54,10 @@ node -e '
 ' >"$out/package.json"
 
 cd "$out"
-# Scripts are skipped: the only runtime dependency that needs one is better-sqlite3, done below.
-npm ci --omit=dev --ignore-scripts --prefer-offline --no-audit --no-fund --loglevel=error
-
-loads() { node -e 'new (require("better-sqlite3"))(":memory:").close()' 2>/dev/null; }
-version() { node -p "require('$1/package.json').version" 2>/dev/null || true; }
-# The clone's addon, when it is the same better-sqlite3 built for this Node, saves the compile.
-built="$root/node_modules/better-sqlite3"
-addon="build/Release/better_sqlite3.node"
-if [ -f "$built/$addon" ] &&
-  [ "$(version "$built")" = "$(version "$out/node_modules/better-sqlite3")" ]; then
-  mkdir -p "node_modules/better-sqlite3/build/Release"
-  cp "$built/$addon" "node_modules/better-sqlite3/$addon"
-fi
-if ! loads; then
-  rm -rf node_modules/better-sqlite3/build
-  npm rebuild better-sqlite3 --no-audit --no-fund --loglevel=error
-fi
-if ! loads; then
+# No runtime dependency has an install script (better-sqlite3 13 carries its prebuilt Node-API
+# addon), so this compiles nothing and needs no network when npm's cache holds the packages.
+npm ci --omit=dev --prefer-offline --no-audit --no-fund --loglevel=error
+if ! node -e 'new (require("better-sqlite3"))(":memory:").close()'; then
   echo "release: better-sqlite3 does not load in $out with node $(node --version)" >&2
   exit 1
 fi
