@@ -5,9 +5,9 @@
 #   <dir>/dist/               the compiled server and CLI (a clean `npm run build` first)
 #   <dir>/package.json        the project's, minus `prepare` (a release is built already)
 #   <dir>/package-lock.json   so the release gets exactly the tested dependency versions
-#   <dir>/node_modules/       `npm ci --omit=dev`: runtime dependencies only
+#   <dir>/node_modules/       `npm ci --omit=dev --ignore-scripts`: runtime dependencies only
 # Then `cd <dir> && npm start` (or `node dist/main.js`) serves, `node dist/cli/main.js` is the CLI.
-# To ship it elsewhere, copy <dir> without node_modules and run `npm ci --omit=dev` there (Node 24+).
+# To ship it elsewhere, copy <dir> without node_modules and run the same `npm ci` there (Node 24+).
 #
 # Needs the clone's dev dependencies (`npm ci`) to build. --prebuilt takes the dist/ already built
 # (the suite's test does, after `npm test` built it) instead of building again.
@@ -54,10 +54,16 @@ node -e '
 ' >"$out/package.json"
 
 cd "$out"
-# No runtime dependency has an install script (better-sqlite3 13 carries its prebuilt Node-API
-# addon), so this compiles nothing and needs no network when npm's cache holds the packages.
-npm ci --omit=dev --prefer-offline --no-audit --no-fund --loglevel=error
-if ! node -e 'new (require("better-sqlite3"))(":memory:").close()'; then
+# The only install script among the runtime dependencies is better-sqlite3's `node-gyp rebuild`,
+# which does nothing where the package carries a prebuilt Node-API addon (linux, macOS, Windows on
+# x64 and arm64) but still wants Node's headers (a download) to find that out. So scripts are
+# skipped, and the addon is compiled only when the prebuilt one does not load here.
+npm ci --omit=dev --ignore-scripts --prefer-offline --no-audit --no-fund --loglevel=error
+loads() { node -e 'new (require("better-sqlite3"))(":memory:").close()'; }
+if ! loads 2>/dev/null; then
+  npm rebuild better-sqlite3 --no-audit --no-fund --loglevel=error
+fi
+if ! loads; then
   echo "release: better-sqlite3 does not load in $out with node $(node --version)" >&2
   exit 1
 fi
