@@ -6,6 +6,7 @@ export default tseslint.config(
   {
     ignores: [
       'dist/**',
+      'release/**',
       'packages/*/dist/**',
       'packages/*/src/generated/**',
       'build/**',
