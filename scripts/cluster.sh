@@ -114,6 +114,10 @@ node dist/cli/main.js migrate
   echo "  timeout client 35s"
   echo "  timeout server 35s"
   echo "  option forwardfor"
+  # A connection refused (an instance killed or restarting, not yet marked down) is retried on
+  # another instance: nothing was sent, so any request may go again.
+  echo "  retries 2"
+  echo "  option redispatch 1"
   echo "frontend pets"
   echo "  bind 127.0.0.1:$port"
   echo "  default_backend instances"
