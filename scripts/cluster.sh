@@ -1,48 +1,110 @@
 #!/usr/bin/env bash
 # Runs N instances of the built service on PostgreSQL + Redis behind one HAProxy address, to try
-# the scale-out setup on one machine. Ctrl-C (or SIGTERM) stops every process it started.
+# the scale-out setup on one machine. An instance that exits is started again (after a short,
+# growing pause); Ctrl-C (or SIGTERM) stops every process it started.
 #
 #   npm run cluster            # 3 instances behind http://127.0.0.1:8080
 #   npm run cluster -- 2       # 2 instances
+#   npm run cluster -- --install   # may install HAProxy with apt-get (else it asks, or refuses)
 #   PORT=9000 DATABASE_URL=postgres://... REDIS_URL=redis://... npm run cluster -- 4
+#
+# Logs go to a folder named at start and at exit, and kept: $CLUSTER_LOGS/<UTC time>/ (default
+# ./cluster-logs/...), with instance-N.log, haproxy.log and the haproxy.cfg used.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-count=${1:-3}
-if ! [[ "$count" =~ ^[1-9][0-9]?$ ]]; then
-  echo "usage: npm run cluster -- [N]   (N instances, 1 to 99; default 3)" >&2
-  exit 2
+usage() {
+  echo "usage: npm run cluster -- [N] [--install]   (N instances, 1 to 99; default 3)" >&2
+  echo "  --install   install HAProxy with apt-get if it is missing, without asking" >&2
+}
+count=3
+install=no
+for arg in "$@"; do
+  case "$arg" in
+    --install) install=yes ;;
+    -h | --help) usage && exit 0 ;;
+    *)
+      if ! [[ "$arg" =~ ^[1-9][0-9]?$ ]]; then usage && exit 2; fi
+      count=$arg
+      ;;
+  esac
+done
+
+# Nothing is installed without the operator's word: a yes at the prompt, or --install.
+if ! command -v haproxy >/dev/null 2>&1; then
+  if [ "$install" = no ] && [ -t 0 ]; then
+    read -r -p "cluster: HAProxy is not installed. Install the Debian package haproxy with apt-get now? [y/N] " answer || answer=""
+    case "$answer" in [yY] | [yY][eE][sS]) install=yes ;; esac
+  fi
+  if [ "$install" = no ]; then
+    echo "cluster: HAProxy is not installed. Install it (Debian/Ubuntu: sudo apt-get install haproxy)," >&2
+    echo "cluster: or run npm run cluster -- --install to let this script run apt-get install haproxy." >&2
+    exit 1
+  fi
+  echo "cluster: installing haproxy with apt-get install haproxy" >&2
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=sudo
+  $sudo_cmd apt-get install -y -qq haproxy >/dev/null
+  if ! command -v haproxy >/dev/null 2>&1; then
+    echo "cluster: apt-get install haproxy finished, but haproxy is still not on PATH" >&2
+    exit 1
+  fi
 fi
+
 port=${PORT:-8080}
 export DATABASE_URL=${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}
 export REDIS_URL=${REDIS_URL:-redis://127.0.0.1:6379}
 export PUBLIC_BASE_URL=${PUBLIC_BASE_URL:-http://127.0.0.1:$port}
 # The instances see HAProxy's address; the client's comes from the X-Forwarded-For it adds.
 export TRUST_PROXY=127.0.0.1
-
-if ! command -v haproxy >/dev/null 2>&1; then
-  echo "cluster: installing haproxy (Debian package)" >&2
-  sudo_cmd=""
-  [ "$(id -u)" -eq 0 ] || sudo_cmd=sudo
-  $sudo_cmd apt-get install -y -qq haproxy >/dev/null
-fi
 [ -f dist/main.js ] || npm run --silent build
 
-work=$(mktemp -d)
+logs="${CLUSTER_LOGS:-./cluster-logs}/$(date -u +%Y%m%dT%H%M%SZ)"
+[ -e "$logs" ] && logs="$logs-$$"
+mkdir -p "$logs"
+logs=$(cd "$logs" && pwd)
+echo "cluster: logs in $logs" >&2
+
 pids=()
 stop() {
   trap - INT TERM EXIT
   echo "cluster: stopping ${#pids[@]} processes" >&2
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$work"
+  echo "cluster: logs kept in $logs" >&2
 }
 trap 'stop; exit 0' INT TERM
 trap stop EXIT
 
+# Runs instance $1 on port $2 and starts it again whenever it exits: after 1 s, doubling up to
+# 16 s while it keeps exiting within a minute of its start. SIGTERM stops the instance and the loop.
+supervise() {
+  local i=$1 instance_port=$2 delay=1 child="" started status
+  trap '[ -z "$child" ] || kill -TERM "$child" 2>/dev/null; [ -z "$child" ] || wait "$child"; exit 0' TERM
+  while :; do
+    started=$SECONDS
+    PORT=$instance_port node dist/main.js >>"$logs/instance-$i.log" 2>&1 &
+    child=$!
+    echo "cluster: instance $i started (pid $child, port $instance_port)" >&2
+    status=0
+    wait "$child" || status=$?
+    child=""
+    if [ $((SECONDS - started)) -ge 60 ]; then delay=1; fi
+    echo "cluster: instance $i (port $instance_port) exited with status $status; restarting in $delay s" >&2
+    sleep "$delay" &
+    wait $! || true
+    delay=$((delay < 16 ? delay * 2 : 16))
+  done
+}
+
 # Migrations once, up front (instances starting together would also apply them once, under a lock).
 node dist/cli/main.js migrate
 
+# HAProxy asks each instance's /readyz every second (inter 1s) and takes it out after 2 failures
+# (fall 2): an instance that is draining answers /readyz 503 at once and keeps serving for
+# DRAIN_SECONDS (default 5), so it is out within about 2 s, well inside the drain. Keep
+# inter x fall below DRAIN_SECONDS when changing either. rise 2 puts a (re)started one back after
+# 2 good answers.
 {
   echo "global"
   echo "  maxconn 4096"
@@ -52,28 +114,33 @@ node dist/cli/main.js migrate
   echo "  timeout client 35s"
   echo "  timeout server 35s"
   echo "  option forwardfor"
+  # A connection refused (an instance killed or restarting, not yet marked down) is retried on
+  # another instance: nothing was sent, so any request may go again.
+  echo "  retries 2"
+  echo "  option redispatch 1"
   echo "frontend pets"
   echo "  bind 127.0.0.1:$port"
   echo "  default_backend instances"
   echo "backend instances"
   echo "  balance roundrobin"
   echo "  option httpchk GET /readyz"
+  echo "  default-server inter 1s fall 2 rise 2"
   for i in $(seq 1 "$count"); do
-    echo "  server instance$i 127.0.0.1:$((port + i)) check inter 1s rise 1 fall 2"
+    echo "  server instance$i 127.0.0.1:$((port + i)) check"
   done
-} >"$work/haproxy.cfg"
+} >"$logs/haproxy.cfg"
 
 for i in $(seq 1 "$count"); do
-  PORT=$((port + i)) node dist/main.js >"$work/instance$i.log" 2>&1 &
+  supervise "$i" $((port + i)) &
   pids+=($!)
 done
 for i in $(seq 1 "$count"); do
   for _ in $(seq 1 150); do
-    grep -q listening "$work/instance$i.log" && break
+    grep -q listening "$logs/instance-$i.log" 2>/dev/null && break
     sleep 0.1
   done
 done
-haproxy -f "$work/haproxy.cfg" -db >"$work/haproxy.log" 2>&1 &
+haproxy -f "$logs/haproxy.cfg" -db >"$logs/haproxy.log" 2>&1 &
 pids+=($!)
 # Ready once HAProxy has found the instances healthy and answers through them.
 node -e '
@@ -91,9 +158,10 @@ node -e '
 ' "http://127.0.0.1:$port/readyz"
 key=$(node dist/cli/main.js keys create --plan pro --name "cluster $(date -u +%FT%TZ)" 2>/dev/null | tail -n 1)
 echo "cluster: $count instances (ports $((port + 1))-$((port + count))) behind $PUBLIC_BASE_URL"
-echo "cluster: PostgreSQL $DATABASE_URL, Redis $REDIS_URL; logs in $work"
+echo "cluster: PostgreSQL $DATABASE_URL, Redis $REDIS_URL; logs in $logs"
 echo "cluster: a pro-plan key for trying it: $key"
 echo "cluster: Ctrl-C stops everything"
+# The supervisors run until stopped, so only HAProxy (or a supervisor that failed) ends this.
 wait -n "${pids[@]}" || true
-echo "cluster: a process exited on its own; stopping the rest (logs were in $work)" >&2
+echo "cluster: a process exited on its own; stopping the rest" >&2
 exit 1

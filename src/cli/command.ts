@@ -16,13 +16,32 @@ export interface CommandContext {
 }
 
 export type Run = (context: CommandContext) => Promise<void>;
+/** The work of a command that talks to a deployment over HTTP and opens nothing locally. */
+export type RemoteRun = (io: { readonly stdout: Output; readonly stderr: Output }) => Promise<void>;
 
-export interface Command {
+interface CommandBase {
   /** The words that select it, e.g. "keys create". */
   readonly name: string;
   readonly summary: string;
   /** Usage line(s) and option descriptions, printed by --help. */
   readonly help: string;
+  /** Exit status of a usage error: 1 unless the command gives 1 another meaning (`check`: 2). */
+  readonly usageStatus?: number;
+}
+
+/**
+ * `petstore check` judges a deployment, not this machine's database: no configuration is read
+ * and nothing is opened, so it runs anywhere the CLI is installed.
+ */
+export interface RemoteCommand extends CommandBase {
+  readonly kind: 'remote';
+  prepare(args: string[]): RemoteRun;
+}
+
+export type Command = LocalCommand | RemoteCommand;
+
+export interface LocalCommand extends CommandBase {
+  readonly kind?: 'local';
   /** `migrate` opens the database as it is, so that it can apply and report the migrations itself. */
   readonly migrateOnOpen: boolean;
   /** The command reads a database that must exist: a missing SQLite file is refused, not created. */

@@ -1,7 +1,17 @@
 import { type Config, ConfigError, loadConfigFromProcess } from '../config/config.js';
 import { type Clock, systemClock } from '../domain/clock.js';
 import { createServices, type Services } from '../services.js';
-import { type Command, CommandError, type Output, type Run, UsageError } from './command.js';
+import {
+  type Command,
+  CommandError,
+  type LocalCommand,
+  type Output,
+  type RemoteCommand,
+  type RemoteRun,
+  type Run,
+  UsageError,
+} from './command.js';
+import { check } from './commands/check.js';
 import { backup } from './commands/backup.js';
 import { keysCreate } from './commands/keys-create.js';
 import { keysList } from './commands/keys-list.js';
@@ -27,6 +37,7 @@ const COMMANDS: readonly Command[] = [
   seed,
   migrate,
   backup,
+  check,
 ];
 const HELP_FLAGS = new Set(['--help', '-h']);
 
@@ -125,19 +136,32 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return 0;
   }
 
-  let run: Run;
+  // Arguments are checked before anything is opened or sent, so a typo costs nothing.
+  let start: () => Promise<number>;
   try {
-    run = command.prepare(args);
+    if (command.kind === 'remote') {
+      const run = command.prepare(args);
+      start = () => runRemote(command, run, io);
+    } else {
+      const run = command.prepare(args);
+      start = () => runLocal(command, run, io);
+    }
   } catch (error) {
     if (error instanceof UsageError) {
       stderr.write(
         `petstore ${command.name}: ${error.message}; see petstore ${command.name} --help\n`,
       );
-    } else {
-      stderr.write(`petstore ${command.name}: failed: ${errorMessage(error, io.config)}\n`);
+      return command.usageStatus ?? 1;
     }
+    stderr.write(`petstore ${command.name}: failed: ${errorMessage(error, io.config)}\n`);
     return 1;
   }
+  return start();
+}
+
+/** A command on the DATABASE_URL storage, through the same services as the server. */
+async function runLocal(command: LocalCommand, run: Run, io: CliIo): Promise<number> {
+  const { stdout, stderr } = io;
 
   let config = io.config;
   let services: Services | undefined;
@@ -169,4 +193,18 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     status = 1;
   }
   return status;
+}
+
+async function runRemote(command: RemoteCommand, run: RemoteRun, io: CliIo): Promise<number> {
+  try {
+    await run({ stdout: io.stdout, stderr: io.stderr });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommandError) {
+      io.stderr.write(`petstore ${command.name}: ${error.message}\n`);
+    } else {
+      io.stderr.write(`petstore ${command.name}: failed: ${errorMessage(error, io.config)}\n`);
+    }
+    return 1;
+  }
 }

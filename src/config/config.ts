@@ -44,6 +44,8 @@ export interface Config {
   readonly environment: KeyEnvironment;
   /** Address clients use, without a trailing slash and without /v1. */
   readonly publicBaseUrl: string;
+  /** The other environment's address (STAGING_BASE_URL or PRODUCTION_BASE_URL), when set. */
+  readonly otherEnvironment: { name: KeyEnvironment; baseUrl: string } | undefined;
   readonly trustProxy: TrustProxy;
   readonly connections: ConnectionLimits;
   readonly banAfter: number;
@@ -145,6 +147,24 @@ function trustProxy(env: Env): TrustProxy {
   return raw;
 }
 
+/** A base address as the OpenAPI `servers` take it: without a trailing `/` or `/v1`. */
+function baseUrl(name: string, raw: string): string {
+  const parsed = url(name, raw, ['http:', 'https:']);
+  return (parsed.origin + parsed.pathname).replace(/\/+$/, '').replace(/\/v1$/, '');
+}
+
+/**
+ * The interface names a production and a staging address; an instance serves one (PUBLIC_BASE_URL)
+ * and lists the other after it. Only the other environment's variable is read, so one settings
+ * file may hold both.
+ */
+function otherEnvironment(env: Env, serving: KeyEnvironment): Config['otherEnvironment'] {
+  const name: KeyEnvironment = serving === 'production' ? 'staging' : 'production';
+  const variable = `${name.toUpperCase()}_BASE_URL`;
+  const raw = read(env, variable);
+  return raw === undefined ? undefined : Object.freeze({ name, baseUrl: baseUrl(variable, raw) });
+}
+
 /**
  * The per-address default leaves room for a benchmark's 50-100 keep-alive connections from one
  * host and for a small proxy pool, while 16 addresses are needed to take every slot of the total.
@@ -176,8 +196,7 @@ export function loadConfig(env: Env): Config {
     const shownHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
     publicBaseUrl = `http://${shownHost}:${port}`;
   } else {
-    const parsed = url('PUBLIC_BASE_URL', publicRaw, ['http:', 'https:']);
-    publicBaseUrl = (parsed.origin + parsed.pathname).replace(/\/+$/, '').replace(/\/v1$/, '');
+    publicBaseUrl = baseUrl('PUBLIC_BASE_URL', publicRaw);
   }
   const corsRaw = read(env, 'CORS_ORIGINS');
   const corsOrigins = corsRaw === undefined ? [] : corsRaw.split(',').map((o) => o.trim());
@@ -190,13 +209,15 @@ export function loadConfig(env: Env): Config {
       );
     }
   }
+  const environment = oneOf(env, 'PETSTORE_ENV', ['production', 'staging'] as const, 'production');
   return Object.freeze({
     port,
     host,
     database: Object.freeze(database(env)),
     redis: redis(env),
-    environment: oneOf(env, 'PETSTORE_ENV', ['production', 'staging'] as const, 'production'),
+    environment,
     publicBaseUrl,
+    otherEnvironment: otherEnvironment(env, environment),
     trustProxy: trustProxy(env),
     connections: connections(env),
     banAfter: integer(env, 'PETSTORE_BAN_AFTER', 10, 1, 1_000_000),

@@ -1,4 +1,5 @@
 import { connect } from 'node:net';
+import { BUILD_VERSION } from '../../src/build-info.js';
 import { describe, expect, it } from 'vitest';
 import { overlayStorage } from '../helpers/storage-overlay.js';
 import { call, startServer, TEST_BACKEND, useServer } from '../helpers/test-server.js';
@@ -73,7 +74,10 @@ describe('around the operations', () => {
   });
 
   it('reports liveness and readiness without a key', async () => {
-    expect((await call(server(), 'GET', '/healthz')).body).toEqual({ status: 'ok' });
+    expect((await call(server(), 'GET', '/healthz')).body).toEqual({
+      status: 'ok',
+      version: BUILD_VERSION,
+    });
     const ready = await call(server(), 'GET', '/readyz');
     expect(ready.status).toBe(200);
     expect(ready.body).toEqual(

@@ -1,5 +1,17 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestSchema } from '../helpers/postgres.js';
 import { adminClient, deleteKeysWithPrefix, testRedisConfig } from '../helpers/redis.js';
@@ -7,6 +19,16 @@ import { freePort, REPO_ROOT } from '../helpers/server-process.js';
 import { requireService } from '../helpers/services.js';
 
 const SUITE = 'npm run cluster (N instances behind HAProxy)';
+
+const temps: string[] = [];
+afterAll(() => {
+  for (const dir of temps.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  temps.push(dir);
+  return dir;
+}
 
 function haproxyInstalled(): boolean {
   try {
@@ -25,20 +47,45 @@ function portAnswers(port: number): Promise<boolean> {
   });
 }
 
+async function until(
+  what: string,
+  holds: () => boolean | Promise<boolean>,
+  ms: number,
+  output: () => string,
+) {
+  const deadline = Date.now() + ms;
+  while (!(await holds())) {
+    if (Date.now() > deadline)
+      throw new Error(`${what} did not happen within ${ms} ms:\n${output()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+interface Cluster {
+  script: ChildProcess;
+  port: number;
+  key: string;
+  /** The logs folder the script named at start. */
+  logs: string;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
 const ready = (await requireService('postgres', SUITE)) && (await requireService('redis', SUITE));
 if (ready && !haproxyInstalled() && process.env.CI !== 'true') {
   console.warn(`skipping ${SUITE}: haproxy is not installed (apt-get install haproxy)`);
 }
 
 describe.runIf(ready && (haproxyInstalled() || process.env.CI === 'true'))(SUITE, () => {
-  let script: ChildProcess | undefined;
+  const scripts: ChildProcess[] = [];
   const cleanUps: Array<() => Promise<void>> = [];
   afterAll(async () => {
-    script?.kill('SIGKILL');
+    for (const script of scripts) script.kill('SIGKILL');
     for (const cleanUp of cleanUps) await cleanUp();
   });
 
-  it('serves through one address from two instances, and Ctrl-C stops every process', async () => {
+  /** Starts `npm run cluster -- N` on a schema and key prefix of its own; resolves once it serves. */
+  async function startCluster(count: number, env: Record<string, string> = {}): Promise<Cluster> {
     const schema = await createTestSchema();
     const redis = testRedisConfig();
     cleanUps.push(schema.drop, async () => {
@@ -47,7 +94,7 @@ describe.runIf(ready && (haproxyInstalled() || process.env.CI === 'true'))(SUITE
       client.disconnect();
     });
     const port = await freePort();
-    script = spawn('bash', ['scripts/cluster.sh', '2'], {
+    const script = spawn('bash', ['scripts/cluster.sh', String(count)], {
       cwd: REPO_ROOT,
       env: {
         PATH: process.env.PATH ?? '',
@@ -56,19 +103,34 @@ describe.runIf(ready && (haproxyInstalled() || process.env.CI === 'true'))(SUITE
         DATABASE_URL: schema.url,
         REDIS_URL: redis.url,
         REDIS_KEY_PREFIX: redis.keyPrefix,
+        // Not the clone's ./cluster-logs: a folder of the test's own.
+        CLUSTER_LOGS: tempDir('cluster-logs-'),
+        ...env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    let output = '';
-    script.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    script.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => script?.once('exit', resolve));
-    const deadline = Date.now() + 30_000;
-    while (!output.includes('Ctrl-C stops everything')) {
-      if (Date.now() > deadline || script.exitCode !== null) throw new Error(output);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    const key = /a pro-plan key for trying it: (\S+)/.exec(output)?.[1];
+    scripts.push(script);
+    let text = '';
+    script.stdout?.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    script.stderr?.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    const output = () => text;
+    const exited = new Promise<number | null>((resolve) => script.once('exit', resolve));
+    await until(
+      'the start',
+      () => {
+        if (script.exitCode !== null) throw new Error(text);
+        return text.includes('Ctrl-C stops everything');
+      },
+      60_000,
+      output,
+    );
+    const key = /a pro-plan key for trying it: (\S+)/.exec(text)?.[1] ?? '';
+    const logs = /cluster: logs in (\S+)/.exec(text)?.[1] ?? '';
+    return { script, port, key, logs, output, exited };
+  }
+
+  it('serves through one address from two instances, and Ctrl-C stops every process', async () => {
+    const { script, port, key, exited } = await startCluster(2);
     expect(key).toMatch(/^pa_live_/);
 
     const statuses: number[] = [];
@@ -87,5 +149,107 @@ describe.runIf(ready && (haproxyInstalled() || process.env.CI === 'true'))(SUITE
     script.kill('SIGINT');
     expect(await exited).toBe(0);
     for (const p of [port, port + 1, port + 2]) expect(await portAnswers(p), String(p)).toBe(false);
-  }, 60_000);
+  }, 120_000);
+
+  it('restarts an instance killed with SIGKILL, serves through it again, and keeps the logs after SIGTERM', async () => {
+    // At debug level each instance logs every request it serves, so its log shows who answered.
+    const { script, port, key, logs, output, exited } = await startCluster(2, {
+      LOG_LEVEL: 'debug',
+    });
+    const instanceLog = join(logs, 'instance-1.log');
+    const first = Number(/instance 1 started \(pid (\d+)/.exec(output())?.[1]);
+    expect(first).toBeGreaterThan(0);
+
+    process.kill(first, 'SIGKILL');
+
+    const restarted = () => {
+      const after = output().split('exited with status 137')[1] ?? '';
+      return Number(/instance 1 started \(pid (\d+)/.exec(after)?.[1] ?? 0);
+    };
+    await until('the restart', () => restarted() > 0, 30_000, output);
+    expect(restarted()).not.toBe(first);
+    expect(output()).toMatch(/instance 1 \(port \d+\) exited with status 137; restarting in 1 s/);
+    const served = () => {
+      const text = readFileSync(instanceLog, 'utf8');
+      return text.slice(text.lastIndexOf('listening')).includes('/v1/pets');
+    };
+    // HAProxy puts it back after 2 good health checks (rise 2, inter 1s); until then the other serves.
+    await until(
+      'a request through HAProxy served by the restarted instance',
+      async () => {
+        const res = await fetch(`http://127.0.0.1:${port}/v1/pets`, {
+          headers: { authorization: `Bearer ${key}` },
+        });
+        expect(res.status).toBe(200);
+        return served();
+      },
+      45_000,
+      output,
+    );
+
+    script.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    for (const p of [port, port + 1, port + 2]) expect(await portAnswers(p), String(p)).toBe(false);
+    expect(output()).toContain(`cluster: logs kept in ${logs}`);
+    expect(readdirSync(logs).sort()).toEqual([
+      'haproxy.cfg',
+      'haproxy.log',
+      'instance-1.log',
+      'instance-2.log',
+    ]);
+    // Both runs of instance 1 are in its log, one after the other.
+    expect(readFileSync(instanceLog, 'utf8').match(/Pet Adoption Service listening/g)).toHaveLength(
+      2,
+    );
+  }, 150_000);
+});
+
+describe('npm run cluster without HAProxy', () => {
+  /**
+   * A PATH without haproxy, where apt-get is a stand-in that only records that it was called (and
+   * installs nothing), and only the few commands the script runs before it would start anything.
+   */
+  function bareBin(): { bin: string; aptCalls: string } {
+    const bin = tempDir('cluster-bin-');
+    const aptCalls = join(bin, 'apt-get.calls');
+    for (const tool of ['dirname', 'id'])
+      symlinkSync(execFileSync('which', [tool], { encoding: 'utf8' }).trim(), join(bin, tool));
+    writeFileSync(join(bin, 'apt-get'), `#!/bin/sh\necho "$@" >> ${aptCalls}\n`);
+    chmodSync(join(bin, 'apt-get'), 0o755);
+    return { bin, aptCalls };
+  }
+
+  function cluster(bin: string, ...args: string[]) {
+    return spawnSync('/bin/bash', ['scripts/cluster.sh', ...args], {
+      cwd: REPO_ROOT,
+      env: { PATH: bin, HOME: process.env.HOME ?? '' },
+      // Not a terminal, so there is nobody to ask.
+      stdio: ['ignore', 'pipe', 'pipe'],
+      encoding: 'utf8',
+      timeout: 15_000,
+    });
+  }
+
+  it('exits 1 saying what to install, and installs nothing, without --install', () => {
+    const { bin, aptCalls } = bareBin();
+
+    const result = cluster(bin, '2');
+
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('HAProxy is not installed');
+    expect(result.stderr).toContain('apt-get install haproxy');
+    expect(result.stderr).toContain('--install');
+    expect(existsSync(aptCalls)).toBe(false);
+  });
+
+  it('runs apt-get install haproxy with --install', () => {
+    const { bin, aptCalls } = bareBin();
+
+    const result = cluster(bin, '--install', '2');
+
+    // The stand-in installed nothing, so the script stops there.
+    expect(result.stderr).toContain('haproxy is still not on PATH');
+    expect(result.status).toBe(1);
+    expect(readFileSync(aptCalls, 'utf8')).toBe('install -y -qq haproxy\n');
+  });
 });

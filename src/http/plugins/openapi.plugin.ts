@@ -75,6 +75,17 @@ function markAlwaysSentHeaders(paths: Record<string, Record<string, OperationDoc
   }
 }
 
+/** The address this instance serves first, then the other environment's when it is configured. */
+function servers(config: Config): { url: string; description: string }[] {
+  const other = config.otherEnvironment;
+  return [
+    { url: config.publicBaseUrl + API_SCOPE.prefix, description: config.environment },
+    ...(other === undefined
+      ? []
+      : [{ url: other.baseUrl + API_SCOPE.prefix, description: other.name }]),
+  ];
+}
+
 /**
  * The OpenAPI 3.1 document is generated from the route schemas, the same ones that validate
  * requests, so the two cannot drift apart. Must be registered before the routes it describes.
@@ -85,9 +96,7 @@ export const openApiPlugin = fp<{ config: Config }>(
       openapi: {
         openapi: '3.1.0',
         info: { title: 'Pet Adoption Service', version: '1.0.0', description: DESCRIPTION },
-        servers: [
-          { url: config.publicBaseUrl + API_SCOPE.prefix, description: config.environment },
-        ],
+        servers: servers(config),
         tags: [{ name: 'Pets', description: 'Animals available for adoption.' }],
         components: {
           securitySchemes: {

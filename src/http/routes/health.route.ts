@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { BUILD_VERSION } from '../../build-info.js';
 import type { Dependency } from '../../domain/ports.js';
 import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../errors/error-handler.js';
 import { httpErrors } from '../errors/http-error.js';
@@ -6,7 +7,8 @@ import { httpErrors } from '../errors/http-error.js';
 /** Unauthenticated probes for orchestrators: liveness never touches storage, readiness does. */
 export function registerHealth(app: FastifyInstance, dependencies: readonly Dependency[]): void {
   const hidden = { schema: { hide: true } };
-  app.get('/healthz', hidden, async () => ({ status: 'ok' }));
+  // The build's version, so that `petstore check` can tell which release a deployment runs.
+  app.get('/healthz', hidden, async () => ({ status: 'ok', version: BUILD_VERSION }));
   app.get('/readyz', hidden, async (request) => {
     const answers = await Promise.allSettled(dependencies.map((d) => d.ping()));
     const down = dependencies.find((_, i) => answers[i]?.status === 'rejected');
