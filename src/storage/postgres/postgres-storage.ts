@@ -13,6 +13,7 @@ import {
 } from './postgres-connection.js';
 import { SettledIds } from './postgres-settled-ids.js';
 import { POSTGRES_MIGRATIONS } from './postgres-migrations.js';
+import { bumpStoreGeneration, PostgresStoreGeneration } from './postgres-store-generation.js';
 
 export interface PostgresStorage extends Storage {
   /** Reverts the newest migration; for tests and operators. */
@@ -116,10 +117,13 @@ export function createPostgresStorage(config: PostgresConfig): PostgresStorage {
     pets: new SqlPetStore(db, POSTGRES_TRAITS, () => settled.settledThrough()),
     apiKeys: new SqlApiKeyStore(db, POSTGRES_TRAITS),
     idempotency: new SqlIdempotencyStore(db, POSTGRES_TRAITS),
+    generation: new PostgresStoreGeneration(db, settled),
     migrate: () =>
-      withMigrationLock(config, (connection, options) =>
-        migrate(connection, POSTGRES_MIGRATIONS, 'latest', options),
-      ),
+      withMigrationLock(config, async (connection, options) => {
+        const applied = await migrate(connection, POSTGRES_MIGRATIONS, 'latest', options);
+        if (applied.length > 0) await bumpStoreGeneration(connection);
+        return applied;
+      }),
     migrateDown: () =>
       withMigrationLock(config, (connection, options) =>
         migrate(connection, POSTGRES_MIGRATIONS, 'down', options),
@@ -140,7 +144,6 @@ export function createPostgresStorage(config: PostgresConfig): PostgresStorage {
     async close() {
       if (closed) return;
       closed = true;
-      settled.close();
       // Ends the pool: waits for checked-out connections to come back, then closes them all.
       await db.destroy();
     },

@@ -8,6 +8,7 @@ import { backupSqlite } from './sqlite-backup.js';
 import { SqlitePetStore } from './sqlite-pet-store.js';
 import { openSqlite, type SqliteOpenOptions, sqliteDurability } from './sqlite-connection.js';
 import { SQLITE_MIGRATIONS } from './sqlite-migrations.js';
+import { SqliteStoreGeneration } from './sqlite-store-generation.js';
 
 export interface SqliteStorage extends Storage {
   /** Reverts the newest migration; for tests and operators. */
@@ -28,13 +29,19 @@ const SQLITE_TRAITS: DialectTraits = {
 export function createSqliteStorage(path: string, options: SqliteOpenOptions = {}): SqliteStorage {
   const { db, raw } = openSqlite(path, options);
   const pets = new SqlitePetStore(db, raw, path);
+  const generation = new SqliteStoreGeneration(raw, path);
   let closed = false;
   return {
     backend: 'sqlite',
     pets,
     apiKeys: new SqlApiKeyStore(db, SQLITE_TRAITS),
     idempotency: new SqlIdempotencyStore(db, SQLITE_TRAITS),
-    migrate: () => migrate(db, SQLITE_MIGRATIONS, 'latest'),
+    generation,
+    async migrate() {
+      const applied = await migrate(db, SQLITE_MIGRATIONS, 'latest');
+      if (applied.length > 0) await generation.bump();
+      return applied;
+    },
     migrateDown: () => migrate(db, SQLITE_MIGRATIONS, 'down'),
     async ping() {
       await sql`select 1`.execute(db);
