@@ -3,6 +3,7 @@ import { type Clock, systemClock } from '../domain/clock.js';
 import { createServices, type Services } from '../services.js';
 import { type Command, CommandError, type Output, type Run, UsageError } from './command.js';
 import { backup } from './commands/backup.js';
+import { cacheReset } from './commands/cache-reset.js';
 import { keysCreate } from './commands/keys-create.js';
 import { keysList } from './commands/keys-list.js';
 import { keysRevoke } from './commands/keys-revoke.js';
@@ -27,6 +28,7 @@ const COMMANDS: readonly Command[] = [
   seed,
   migrate,
   backup,
+  cacheReset,
 ];
 const HELP_FLAGS = new Set(['--help', '-h']);
 

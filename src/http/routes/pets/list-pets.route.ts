@@ -39,7 +39,11 @@ export function registerListPets(
     async (request, reply) => {
       // The validator fills in the default; the fallback only satisfies the type.
       const { limit = PAGE_SIZE.default, status, cursor } = request.query;
-      const query = { limit, ...(status ? { status } : {}), ...(cursor !== undefined ? { cursor } : {}) };
+      const query = {
+        limit,
+        ...(status ? { status } : {}),
+        ...(cursor !== undefined ? { cursor } : {}),
+      };
       const answer = await copies.page(query, async () => {
         const page = await pets.list(query);
         let link: string | undefined;
