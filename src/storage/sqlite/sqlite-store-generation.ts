@@ -14,19 +14,18 @@ import type { StoreGeneration } from '../../domain/ports.js';
  * at every create.
  */
 export class SqliteStoreGeneration implements StoreGeneration {
+  private counter: BetterSqlite3.Statement | undefined;
+
   constructor(
     private readonly raw: BetterSqlite3.Database,
     /** The database file, or `:memory:`, which has no identity beyond the connection. */
     private readonly path: string,
   ) {}
 
-  // Prepared at each call, once a second at most: cheaper than reasoning about a statement
-  // prepared before the migration that creates the table.
   async read(): Promise<string> {
-    const counter: unknown = this.raw
-      .prepare('SELECT value FROM store_generation WHERE id = 1')
-      .pluck()
-      .get();
+    // Prepared on first use, once the migration that creates the table has run.
+    this.counter ??= this.raw.prepare('SELECT value FROM store_generation WHERE id = 1').pluck();
+    const counter: unknown = this.counter.get();
     if (counter === undefined) throw new Error('the store_generation row is missing');
     const schema: unknown = this.raw.pragma('schema_version', { simple: true });
     let file = 'memory';
