@@ -3,6 +3,7 @@ import { AdmissionService } from './domain/admission/admission-service.js';
 import { ApiKeyService } from './domain/api-keys/api-key-service.js';
 import { type Clock, MINUTE_MS, systemClock } from './domain/clock.js';
 import { PetService } from './domain/pets/pet-service.js';
+import { StoreCopies } from './domain/pets/store-copies.js';
 import type { Dependency, KeyChangeNotifier, RateLimitStore, Storage } from './domain/ports.js';
 import { RateLimiter } from './domain/rate-limits/rate-limiter.js';
 import { createStorage } from './storage/create-storage.js';
@@ -24,6 +25,8 @@ export interface Services {
   readonly keyChanges: KeyChangeNotifier;
   readonly apiKeys: ApiKeyService;
   readonly pets: PetService;
+  /** Every in-memory copy of stored data, dropped together when the store generation changes. */
+  readonly copies: StoreCopies;
   readonly limiter: RateLimiter;
   /** Who gets in (every request of the API) and the key operations that change it. */
   readonly admission: AdmissionService;
@@ -49,6 +52,9 @@ export interface ServiceOptions {
   rateLimits?: RateLimitStore;
   log?: ServiceLog;
 }
+
+/** Serialized bodies kept per process: enough for the hot pages and pets, bounded whatever the data. */
+const COPY_BUDGET_BYTES = { pages: 24 * 1024 * 1024, pets: 8 * 1024 * 1024 } as const;
 
 /** Idempotency records are purged this often, in batches, a bounded amount each time. */
 const PURGE = { everyMs: MINUTE_MS, batch: 1_000, maxBatches: 10 } as const;
@@ -112,6 +118,12 @@ export async function createServices(
       after: config.banAfter,
       durationMs: config.banSeconds * 1000,
     });
+    const copies = new StoreCopies(storage.generation, {
+      budgets: COPY_BUDGET_BYTES,
+      onDropped: ({ from, to, copies: dropped }) =>
+        log?.info({ from, to, dropped }, 'store generation changed; dropped every in-memory copy'),
+    });
+    copies.onDrop(() => apiKeys.dropCachedKeys());
 
     const purge = async () => {
       try {
@@ -130,6 +142,7 @@ export async function createServices(
       keyChanges,
       apiKeys,
       pets,
+      copies,
       limiter,
       admission: new AdmissionService(apiKeys, limiter),
       dependencies,
@@ -147,6 +160,7 @@ export async function createServices(
       },
       async close() {
         for (const timer of timers) clearTimeout(timer);
+        copies.close();
         // Counts gathered since the last interval go to storage before it closes.
         await apiKeys.flushDeprecatedCalls();
         await closeAll(owned);

@@ -13,6 +13,7 @@ import {
 } from './command.js';
 import { check } from './commands/check.js';
 import { backup } from './commands/backup.js';
+import { cacheReset } from './commands/cache-reset.js';
 import { keysCreate } from './commands/keys-create.js';
 import { keysList } from './commands/keys-list.js';
 import { keysRevoke } from './commands/keys-revoke.js';
@@ -38,6 +39,7 @@ const COMMANDS: readonly Command[] = [
   migrate,
   backup,
   check,
+  cacheReset,
 ];
 const HELP_FLAGS = new Set(['--help', '-h']);
 

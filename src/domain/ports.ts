@@ -46,11 +46,29 @@ export interface PetStore {
   /**
    * Every pet with an id at or below this that will ever exist is visible now. Where ids are
    * assigned in commit order (SQLite) that is any id; where they are taken before commit
-   * (PostgreSQL) it lags behind by the longest a transaction can take. Synchronous: no I/O.
+   * (PostgreSQL) it lags behind by the longest a transaction can take, and starts again from 0
+   * when the store generation changes. Synchronous: no I/O.
    */
   settledThrough(): number;
   /** Bulk insert for `petstore seed`, all or nothing; returns how many were inserted. */
   insertMany(inputs: readonly NewPet[]): Promise<number>;
+}
+
+/**
+ * Names the state of the stored data that this instance's in-memory copies were taken from
+ * (src/domain/pets/store-copies.ts). Two reads give the same value only when nothing came between
+ * them that may change stored data in place: a restore, a migration, an explicit bump (`petstore
+ * cache-reset`), or anything else the backend can detect (see docs/caching.md).
+ */
+export interface StoreGeneration {
+  /**
+   * Reads the generation from the database now. Called about once a second by every serving
+   * instance; a backend may piggy-back its own once-a-second bookkeeping on it (PostgreSQL: the
+   * settle horizon of PetStore.settledThrough, which it resets when the generation changes).
+   */
+  read(): Promise<string>;
+  /** Starts a new generation: every instance drops its copies at its next read. */
+  bump(): Promise<void>;
 }
 
 export interface IdempotencyStore {
@@ -122,7 +140,11 @@ export interface Storage {
   readonly pets: PetStore;
   readonly apiKeys: ApiKeyStore;
   readonly idempotency: IdempotencyStore;
-  /** Applies pending migrations and says what it did, a line each; safe to call on every start. */
+  readonly generation: StoreGeneration;
+  /**
+   * Applies pending migrations and says what it did, a line each; safe to call on every start.
+   * Applying any bumps the store generation.
+   */
   migrate(): Promise<string[]>;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;

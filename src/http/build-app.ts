@@ -10,6 +10,7 @@ import type { Config } from '../config/config.js';
 import type { AdmissionService } from '../domain/admission/admission-service.js';
 import type { Clock } from '../domain/clock.js';
 import type { PetService } from '../domain/pets/pet-service.js';
+import type { StoreCopies } from '../domain/pets/store-copies.js';
 import type { Dependency } from '../domain/ports.js';
 import { createGuard, type Guard } from './api-key-guard.js';
 import { ErrorSchema } from './errors/error.schema.js';
@@ -26,7 +27,6 @@ import { genRequestId, requestIdPlugin } from './plugins/request-id.plugin.js';
 import { securityHeadersPlugin } from './plugins/security-headers.plugin.js';
 import { RATE_LIMIT_HEADER_NAMES } from './rate-limit-headers.js';
 import { API_SCOPE, isUnder, OPERATIONS_ENDPOINTS } from './scopes.js';
-import { ResponseCache } from './response-cache.js';
 import { registerHealth } from './routes/health.route.js';
 import { NewPetSchema, PetSchema, PetsSchema, PetStatusSchema } from './routes/pets/pet.schema.js';
 import { v1Routes } from './routes/v1.routes.js';
@@ -41,6 +41,8 @@ export interface AppServices {
   /** Decides who gets in to the API scope. */
   readonly admission: AdmissionService;
   readonly pets: PetService;
+  /** Every in-memory copy of stored data, and the rule of when it may be kept. */
+  readonly copies: StoreCopies;
   /** Asked by /readyz, each by name. */
   readonly dependencies: readonly Dependency[];
 }
@@ -52,8 +54,6 @@ export interface AppDependencies {
 }
 
 const GET_HEAD = ['GET', 'HEAD'];
-/** Serialized bodies kept per process: enough for the hot pages and pets, bounded whatever the data. */
-const RESPONSE_CACHE_BYTES = { pages: 24 * 1024 * 1024, pets: 8 * 1024 * 1024 } as const;
 const SHARED_SCHEMAS = [PetStatusSchema, NewPetSchema, PetSchema, PetsSchema, ErrorSchema];
 
 /** A hop count means: trust that many proxies nearest to us (what proxy-addr does with a number). */
@@ -65,7 +65,7 @@ function trustProxyOption(
 
 /** Builds the application; the caller owns listening and closing (src/main.ts, tests). */
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
-  const { config, clock, admission, pets, dependencies } = deps.services;
+  const { config, clock, admission, pets, copies, dependencies } = deps.services;
   const metrics = createMetrics();
   const admit = { admission, metrics, keyPrefix: KEY_PREFIX[config.environment] };
   const guard = createGuard(admit, 'api_key');
@@ -155,10 +155,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     clock,
     publicBaseUrl: config.publicBaseUrl,
     corsEnabled: config.corsOrigins.length > 0,
-    caches: {
-      pages: new ResponseCache(RESPONSE_CACHE_BYTES.pages),
-      pets: new ResponseCache(RESPONSE_CACHE_BYTES.pets),
-    },
+    copies,
   });
   await app.register(docsPlugin);
   return app;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Storage } from '../../src/domain/ports.js';
-import { ResponseCache } from '../../src/http/response-cache.js';
+import { BoundedCopies } from '../../src/domain/pets/store-copies.js';
 import { overlayStorage } from '../helpers/storage-overlay.js';
 import { call, TEST_BACKEND, useServer } from '../helpers/test-server.js';
 
@@ -82,9 +82,9 @@ describe('bodies that never change are served without storage', () => {
   });
 });
 
-describe('ResponseCache', () => {
+describe('BoundedCopies', () => {
   it('keeps its bodies within the budget, dropping the least recently used first', () => {
-    const cache = new ResponseCache(2_000);
+    const cache = new BoundedCopies(2_000);
     const body = 'x'.repeat(200); // about 500 bytes an entry
     for (const key of ['a', 'b', 'c']) cache.set(key, { body });
     cache.get('a');

@@ -293,6 +293,7 @@ describe.runIf(available)('PostgreSQL storage', () => {
         await storage.migrate();
         await storage.migrateDown();
         await storage.migrateDown();
+        await storage.migrateDown();
         await expect(storage.migrateDown()).resolves.toEqual([
           'reverted 2026-11-24-05-idempotency-purge',
         ]);

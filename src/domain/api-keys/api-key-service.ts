@@ -54,7 +54,7 @@ export class ApiKeyService {
   /** By token: the keys seen valid lately (the process holds them in requests anyway). */
   private readonly cache = new Map<string, CacheEntry>();
   private readonly lastTouched = new Map<string, number>();
-  private readonly known: KnownKeyHashes;
+  private known: KnownKeyHashes;
 
   constructor(
     private readonly store: ApiKeyStore,
@@ -170,6 +170,13 @@ export class ApiKeyService {
   /** Keeps a ban the rate limiter started, so it outlives a restart and shows in `keys list`. */
   recordBan(id: string, until: number): Promise<boolean> {
     return this.store.setBannedUntil(id, until);
+  }
+
+  /** Forgets every cached key (the store generation changed: src/domain/pets/store-copies.ts). */
+  dropCachedKeys(): void {
+    this.cache.clear();
+    // A restore may hand out sequence numbers again, which an incremental load would skip.
+    this.known = new KnownKeyHashes(this.store);
   }
 
   private forget(id: string): void {

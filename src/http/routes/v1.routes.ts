@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../domain/clock.js';
 import type { PetService } from '../../domain/pets/pet-service.js';
+import type { StoreCopies } from '../../domain/pets/store-copies.js';
 import type { Guard } from '../api-key-guard.js';
 import { noRouteFor, refuseUnrouted } from '../not-found.js';
 import { refuseOtherMethods } from '../methods.js';
-import type { ResponseCache } from '../response-cache.js';
 import { registerCreatePet } from './pets/create-pet.route.js';
 import { registerGetPet } from './pets/get-pet.route.js';
 import { registerListPets } from './pets/list-pets.route.js';
@@ -17,8 +17,8 @@ export interface V1Dependencies {
   publicBaseUrl: string;
   /** With CORS on, OPTIONS belongs to the preflight handler and is not refused here. */
   corsEnabled: boolean;
-  /** Bodies that never change: full settled pages, and pets. */
-  caches: { pages: ResponseCache; pets: ResponseCache };
+  /** The copies of pets and full settled pages, and when they may be kept. */
+  copies: StoreCopies;
 }
 
 /**
@@ -30,9 +30,9 @@ export async function v1Routes(app: FastifyInstance, deps: V1Dependencies): Prom
   // No operation at the path: 404 once authenticated, before the body is read.
   app.addHook('onRequest', refuseUnrouted());
 
-  registerListPets(app, deps.pets, deps.publicBaseUrl, deps.caches.pages);
+  registerListPets(app, deps.pets, deps.publicBaseUrl, deps.copies);
   registerCreatePet(app, deps.pets);
-  registerGetPet(app, deps.pets, deps.clock, deps.publicBaseUrl, deps.caches.pets);
+  registerGetPet(app, deps.pets, deps.clock, deps.publicBaseUrl, deps.copies);
   // With CORS on, OPTIONS belongs to the preflight handler.
   const keepOptions = deps.corsEnabled;
   refuseOtherMethods(app, '/pets', ['GET', 'HEAD', 'POST'], { keepOptions });

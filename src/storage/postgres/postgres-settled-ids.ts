@@ -1,33 +1,38 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../sql/database.js';
+import { STORE_GENERATION_SQL } from './postgres-store-generation.js';
 
 /**
  * PostgreSQL takes a pet's id from its sequence when the INSERT runs, before the transaction
  * commits, so a pet with a lower id than one already visible may still appear. Once a transaction
  * can no longer be running, every id it took has committed or never will: ids up to the highest
- * one visible `settleMs` ago have settled. This polls the highest visible id once a second while
- * the store is in use and answers from that history, without I/O on the request path.
+ * one visible `settleMs` ago have settled. Each poll records the highest visible id, and
+ * settledThrough answers from that history without I/O on the request path.
+ *
+ * The poll is the store generation's read (PostgresStoreGeneration): one query a second, made
+ * while the instance keeps copies (src/domain/pets/store-copies.ts), reads both in one snapshot.
+ * When the generation changes, or the highest id falls (pets vanished: a restore of data only,
+ * rows deleted by hand), the history starts over from nothing, and the generation it reports
+ * changes too, so the copies are dropped in the same step.
  */
 export class SettledIds {
   private history: Array<{ at: number; maxId: number }> = [];
   private settled = 0;
-  private timer: NodeJS.Timeout | undefined;
-  private closed = false;
+  /** The generation as the database names it, and the highest id seen within it. */
+  private base: string | undefined;
+  private highest = 0;
+  /** Times the highest id fell within one generation: this instance's part of the generation. */
+  private fallsBack = 0;
 
   constructor(
     private readonly db: Kysely<Database>,
     /** Longer than any transaction that inserts pets can run (see postgres-storage.ts). */
     private readonly settleMs: number,
     private readonly monotonicNow: () => number = () => performance.now(),
-    private readonly pollMs = 1_000,
   ) {}
 
-  /** See PetStore.settledThrough. Starts the polling on first use. */
+  /** See PetStore.settledThrough. */
   settledThrough(): number {
-    if (this.timer === undefined && !this.closed) {
-      this.timer = setInterval(() => void this.poll(), this.pollMs).unref();
-      void this.poll();
-    }
     const cutoff = this.monotonicNow() - this.settleMs;
     while (this.history.length > 0 && (this.history[0]?.at ?? Infinity) <= cutoff) {
       const seen = this.history.shift();
@@ -36,21 +41,30 @@ export class SettledIds {
     return this.settled;
   }
 
-  /** Records the highest id visible now; a failed poll just leaves a gap in the history. */
-  async poll(): Promise<void> {
-    try {
-      const { rows } = await sql<{
-        max_id: bigint | null;
-      }>`SELECT max(id) AS max_id FROM pets`.execute(this.db);
-      // Timed when the answer arrived: the snapshot it read was taken at that moment at the latest.
-      this.history.push({ at: this.monotonicNow(), maxId: Number(rows[0]?.max_id ?? 0) });
-    } catch {
-      // The database is down or slow: nothing new settles until it answers again.
+  /**
+   * Records the highest id visible now and returns the store generation read with it. A failed
+   * poll throws and just leaves a gap in the history: nothing new settles until one succeeds.
+   */
+  async poll(): Promise<string> {
+    const { rows } = await sql<{ max_id: bigint | null; generation: string }>`
+      SELECT (SELECT max(id) FROM pets) AS max_id, ${STORE_GENERATION_SQL} AS generation`.execute(
+      this.db,
+    );
+    const row = rows[0];
+    if (row === undefined) throw new Error('the settle poll returned no row');
+    // Timed when the answer arrived: the snapshot it read was taken at that moment at the latest.
+    const at = this.monotonicNow();
+    const maxId = Number(row.max_id ?? 0);
+    const fellBack = row.generation === this.base && maxId < this.highest;
+    if (row.generation !== this.base || fellBack) {
+      if (fellBack) this.fallsBack += 1;
+      this.base = row.generation;
+      this.history = [];
+      this.settled = 0;
+      this.highest = 0;
     }
-  }
-
-  close(): void {
-    this.closed = true;
-    if (this.timer !== undefined) clearInterval(this.timer);
+    this.highest = Math.max(this.highest, maxId);
+    this.history.push({ at, maxId });
+    return `${row.generation}:${this.fallsBack}`;
   }
 }

@@ -13,6 +13,7 @@ import {
 import { SettledIds } from './postgres-settled-ids.js';
 import { POSTGRES_MIGRATIONS } from './postgres-migrations.js';
 import { PostgresPetStore } from './postgres-pet-store.js';
+import { bumpStoreGeneration, PostgresStoreGeneration } from './postgres-store-generation.js';
 
 export interface PostgresStorage extends Storage {
   /** Reverts the newest migration; for tests and operators. */
@@ -124,10 +125,13 @@ export function createPostgresStorage(config: PostgresConfig): PostgresStorage {
     pets,
     apiKeys: new SqlApiKeyStore(db, writes, traits),
     idempotency: new SqlIdempotencyStore(db, writes, traits),
+    generation: new PostgresStoreGeneration(db, settled),
     migrate: () =>
-      withMigrationLock(config, (connection, options) =>
-        migrate(connection, POSTGRES_MIGRATIONS, 'latest', options),
-      ),
+      withMigrationLock(config, async (connection, options) => {
+        const applied = await migrate(connection, POSTGRES_MIGRATIONS, 'latest', options);
+        if (applied.length > 0) await bumpStoreGeneration(connection);
+        return applied;
+      }),
     migrateDown: () =>
       withMigrationLock(config, (connection, options) =>
         migrate(connection, POSTGRES_MIGRATIONS, 'down', options),
@@ -148,7 +152,6 @@ export function createPostgresStorage(config: PostgresConfig): PostgresStorage {
     async close() {
       if (closed) return;
       closed = true;
-      settled.close();
       // Creates still being committed finish first: each was promised a commit or an error.
       await pets.close();
       // Ends the pool: waits for checked-out connections to come back, then closes them all.

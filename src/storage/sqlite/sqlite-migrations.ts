@@ -106,4 +106,17 @@ export const SQLITE_MIGRATIONS: Record<string, Migration> = {
       await sql`ALTER TABLE api_keys DROP COLUMN deprecated_calls`.execute(db);
     },
   },
+  '2026-11-25-08-store-generation': {
+    async up(db: Kysely<unknown>) {
+      // One row: the counter part of the store generation (src/domain/pets/store-copies.ts).
+      await sql`CREATE TABLE store_generation (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        value INTEGER NOT NULL
+      )`.execute(db);
+      await sql`INSERT INTO store_generation (id, value) VALUES (1, 1)`.execute(db);
+    },
+    async down(db: Kysely<unknown>) {
+      await sql`DROP TABLE store_generation`.execute(db);
+    },
+  },
 };

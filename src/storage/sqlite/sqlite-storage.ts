@@ -8,6 +8,7 @@ import { backupSqlite } from './sqlite-backup.js';
 import { openSqlite, type SqliteOpenOptions } from './sqlite-connection.js';
 import { SQLITE_MIGRATIONS } from './sqlite-migrations.js';
 import { SqlitePetStore } from './sqlite-pet-store.js';
+import { SqliteStoreGeneration } from './sqlite-store-generation.js';
 import { SqliteWriter } from './sqlite-writer.js';
 
 export interface SqliteStorage extends Storage {
@@ -24,6 +25,7 @@ const SQLITE_TRAITS: DialectTraits = { firstKeyLock: [], skipLocked: false };
 export function createSqliteStorage(path: string, options: SqliteOpenOptions = {}): SqliteStorage {
   const { db, raw } = openSqlite(path, options);
   const writer = new SqliteWriter(db, raw, path);
+  const generation = new SqliteStoreGeneration(raw, path);
   let closed = false;
   return {
     backend: 'sqlite',
@@ -31,7 +33,12 @@ export function createSqliteStorage(path: string, options: SqliteOpenOptions = {
     pets: new SqlitePetStore(db, raw, writer),
     apiKeys: new SqlApiKeyStore(db, writer, SQLITE_TRAITS),
     idempotency: new SqlIdempotencyStore(db, writer, SQLITE_TRAITS),
-    migrate: () => migrate(db, SQLITE_MIGRATIONS, 'latest'),
+    generation,
+    async migrate() {
+      const applied = await migrate(db, SQLITE_MIGRATIONS, 'latest');
+      if (applied.length > 0) await generation.bump();
+      return applied;
+    },
     migrateDown: () => migrate(db, SQLITE_MIGRATIONS, 'down'),
     async ping() {
       await sql`select 1`.execute(db);

@@ -10,9 +10,10 @@ import {
 } from '../../../domain/pets/deprecation.js';
 import { INT64_MAX } from '../../../domain/pets/pet.js';
 import type { PetService } from '../../../domain/pets/pet-service.js';
+import type { StoreCopies } from '../../../domain/pets/store-copies.js';
 import { httpErrors } from '../../errors/http-error.js';
 import { errorResponses, jsonResponse } from '../../openapi-responses.js';
-import { type ResponseCache, sendCached, serialize } from '../../response-cache.js';
+import { sendCached, serialize } from '../../response-cache.js';
 import { apiPath } from '../../scopes.js';
 import { problems } from '../../validator-compiler.js';
 import { PetIdParamsSchema, PetSchema } from './pet.schema.js';
@@ -37,7 +38,7 @@ export function registerGetPet(
   pets: PetService,
   clock: Clock,
   publicBaseUrl: string,
-  bodies: ResponseCache,
+  copies: StoreCopies,
 ): void {
   const deprecation = `@${Math.floor(GET_PET_DEPRECATED_AT / 1000)}`;
   const successor = `<${publicBaseUrl}${apiPath('/pets')}>; rel="successor-version"`;
@@ -71,12 +72,10 @@ export function registerGetPet(
       },
     },
     async (request, reply) => {
-      const key = String(request.params.petId);
-      const cached = bodies.get(key);
-      if (cached !== undefined) return sendCached(reply, cached);
-      const answer = { body: serialize(reply, await pets.get(request.params.petId)) };
-      // A pet never changes once it exists (v1 has no update or delete).
-      bodies.set(key, answer);
+      const { petId } = request.params;
+      const answer = await copies.pet(petId, async () => ({
+        body: serialize(reply, await pets.get(petId)),
+      }));
       return sendCached(reply, answer);
     },
   );

@@ -3,8 +3,9 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { PAGE_SIZE } from '../../../domain/pets/pet.js';
 import type { PetService } from '../../../domain/pets/pet-service.js';
+import type { StoreCopies } from '../../../domain/pets/store-copies.js';
 import { errorResponses, jsonResponse } from '../../openapi-responses.js';
-import { type ResponseCache, sendCached, serialize } from '../../response-cache.js';
+import { sendCached, serialize } from '../../response-cache.js';
 import { apiPath } from '../../scopes.js';
 import { ListPetsQuerySchema, PetsSchema } from './pet.schema.js';
 
@@ -12,7 +13,7 @@ export function registerListPets(
   app: FastifyInstance,
   pets: PetService,
   publicBaseUrl: string,
-  pages: ResponseCache,
+  copies: StoreCopies,
 ): void {
   app.withTypeProvider<TypeBoxTypeProvider>().get(
     '/pets',
@@ -39,25 +40,23 @@ export function registerListPets(
     async (request, reply) => {
       // The validator fills in the default; the fallback only satisfies the type.
       const { limit = PAGE_SIZE.default, status, cursor } = request.query;
-      // An empty cursor is a cursor (and refused), never the same page as no cursor at all.
-      const key = `${limit}|${status ?? ''}|${cursor === undefined ? '' : `c${cursor}`}`;
-      const cached = pages.get(key);
-      if (cached !== undefined) return sendCached(reply, cached);
-
-      const page = await pets.list({
+      const query = {
         limit,
         ...(status ? { status } : {}),
         ...(cursor !== undefined ? { cursor } : {}),
+      };
+      const answer = await copies.page(query, async () => {
+        const page = await pets.list(query);
+        let link: string | undefined;
+        if (page.nextCursor !== undefined) {
+          const next = new URLSearchParams({ limit: String(limit) });
+          if (status) next.set('status', status);
+          next.set('cursor', page.nextCursor);
+          link = `<${publicBaseUrl}${apiPath('/pets')}?${next}>; rel="next"`;
+        }
+        const copy = { body: serialize(reply, page.pets), ...(link ? { link } : {}) };
+        return { copy, final: page.final };
       });
-      let link: string | undefined;
-      if (page.nextCursor !== undefined) {
-        const next = new URLSearchParams({ limit: String(limit) });
-        if (status) next.set('status', status);
-        next.set('cursor', page.nextCursor);
-        link = `<${publicBaseUrl}${apiPath('/pets')}?${next}>; rel="next"`;
-      }
-      const answer = { body: serialize(reply, page.pets), ...(link ? { link } : {}) };
-      if (page.final) pages.set(key, answer);
       return sendCached(reply, answer);
     },
   );

@@ -1,0 +1,225 @@
+import type { StoreGeneration } from '../ports.js';
+import type { PetStatus } from './pet.js';
+
+/**
+ * THE RULE, stated here and nowhere else: within one store generation, a stored pet never changes
+ * (v1 neither updates nor deletes pets), and neither does a full page of a listing once the pet
+ * after it has settled (PetService.list calls such a page `final`). So a copy of either may be
+ * served from memory for as long as the generation this instance sees stays the same.
+ *
+ * Anything that can change stored data in place (a restore, a migration, `petstore cache-reset`,
+ * any future update or delete) must change the generation (see StoreGeneration and
+ * docs/caching.md). Every in-memory copy of stored data in the process is kept here (pets, pages)
+ * or registered here (the API key cache), and all are dropped together when the generation an
+ * instance reads differs from the one it read before. The settle horizon behind `final` starts
+ * over at the same moment: the backend resets it in the very read that saw the new generation.
+ */
+
+/** A copy as it is kept: serialized text, and the text of a header that goes with it (a Link). */
+export interface KeptCopy {
+  readonly body: string;
+  readonly link?: string;
+}
+
+/** What a listing is asked for; each distinct query is its own page. */
+export interface PageQuery {
+  limit: number;
+  status?: PetStatus;
+  cursor?: string;
+}
+
+/**
+ * Copies within a budget of bytes; the least recently used go first once the copies exceed it,
+ * so memory stays bounded whatever the data size.
+ */
+export class BoundedCopies {
+  private readonly entries = new Map<string, KeptCopy>();
+  private bytes = 0;
+
+  constructor(private readonly budgetBytes: number) {}
+
+  get(key: string): KeptCopy | undefined {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return undefined;
+    // Re-inserting moves it to the back of the eviction order (Map keeps insertion order).
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    return entry;
+  }
+
+  set(key: string, entry: KeptCopy): void {
+    const size = sizeOf(key, entry);
+    if (size > this.budgetBytes) return;
+    const previous = this.entries.get(key);
+    if (previous !== undefined) {
+      this.bytes -= sizeOf(key, previous);
+      this.entries.delete(key);
+    }
+    this.entries.set(key, entry);
+    this.bytes += size;
+    for (const [oldKey, oldEntry] of this.entries) {
+      if (this.bytes <= this.budgetBytes) break;
+      this.entries.delete(oldKey);
+      this.bytes -= sizeOf(oldKey, oldEntry);
+    }
+  }
+
+  clear(): void {
+    this.entries.clear();
+    this.bytes = 0;
+  }
+
+  /** For tests and metrics. */
+  get size(): { entries: number; bytes: number } {
+    return { entries: this.entries.size, bytes: this.bytes };
+  }
+}
+
+/** Strings take two bytes a character in the worst case, plus the entry's own overhead. */
+function sizeOf(key: string, entry: KeptCopy): number {
+  return 2 * (key.length + entry.body.length + (entry.link?.length ?? 0)) + 100;
+}
+
+/** Runs `tick` every `ms` until the returned function is called. */
+export type Every = (ms: number, tick: () => void) => () => void;
+
+const realTimer: Every = (ms, tick) => {
+  // Unref'd: the copies never keep a process alive.
+  const timer = setInterval(tick, ms).unref();
+  return () => clearInterval(timer);
+};
+
+export interface StoreCopiesOptions {
+  /** Byte budgets of the kept pets and pages. */
+  budgets: { pets: number; pages: number };
+  /** How often the generation is read once copies are in use; "within seconds" rests on it. */
+  pollMs?: number;
+  /** The timer of the reads; tests pass a trigger of their own. */
+  every?: Every;
+  /** Told of each drop, for the log. */
+  onDropped?: (change: { from: string; to: string; copies: number }) => void;
+}
+
+export class StoreCopies {
+  readonly pets: BoundedCopies;
+  readonly pages: BoundedCopies;
+  private readonly drops: Array<() => void> = [];
+  /** The generation the kept copies belong to; undefined until first read (nothing is kept). */
+  private seen: string | undefined;
+  /** Bumped by each drop: a copy loaded across a drop may be of the old data and is not kept. */
+  private epoch = 0;
+  private readsStarted = 0;
+  private readsApplied = 0;
+  private stopTimer: (() => void) | undefined;
+  private firstRead: Promise<unknown> | undefined;
+  private ticking = false;
+  private closed = false;
+  private readonly pollMs: number;
+  private readonly every: Every;
+
+  constructor(
+    private readonly generation: StoreGeneration,
+    private readonly options: StoreCopiesOptions,
+  ) {
+    this.pets = new BoundedCopies(options.budgets.pets);
+    this.pages = new BoundedCopies(options.budgets.pages);
+    this.pollMs = options.pollMs ?? 1_000;
+    this.every = options.every ?? realTimer;
+  }
+
+  /** Registers a copy kept elsewhere (the API key cache): `drop` forgets all of it. */
+  onDrop(drop: () => void): void {
+    this.drops.push(drop);
+  }
+
+  /** The pet's copy, loaded with `load` when there is none; an error of `load` is not kept. */
+  pet(id: bigint, load: () => Promise<KeptCopy>): Promise<KeptCopy> {
+    return this.through(this.pets, String(id), async () => ({ copy: await load(), keep: true }));
+  }
+
+  /** The page's copy; a loaded page is kept only when `final` (the rule above). */
+  page(
+    query: PageQuery,
+    load: () => Promise<{ copy: KeptCopy; final: boolean }>,
+  ): Promise<KeptCopy> {
+    // An empty cursor is a cursor (and refused), never the same page as no cursor at all.
+    const { limit, status, cursor } = query;
+    const key = `${limit}|${status ?? ''}|${cursor === undefined ? '' : `c${cursor}`}`;
+    return this.through(this.pages, key, async () => {
+      const { copy, final } = await load();
+      return { copy, keep: final };
+    });
+  }
+
+  private async through(
+    copies: BoundedCopies,
+    key: string,
+    load: () => Promise<{ copy: KeptCopy; keep: boolean }>,
+  ): Promise<KeptCopy> {
+    // The first use waits for the first read: only then can a copy be told apart from older data.
+    if (this.seen === undefined) await this.start();
+    const kept = copies.get(key);
+    if (kept !== undefined) return kept;
+    const epoch = this.epoch;
+    const known = this.seen !== undefined;
+    const { copy, keep } = await load();
+    if (keep && known && epoch === this.epoch) copies.set(key, copy);
+    return copy;
+  }
+
+  /**
+   * Reads the generation now and drops every copy when it differs from the one seen before;
+   * resolves true when it dropped. A failed read keeps the copies (the data cannot have changed
+   * unseen: the next read that succeeds compares again).
+   */
+  async check(): Promise<boolean> {
+    const ticket = ++this.readsStarted;
+    let now: string;
+    try {
+      now = await this.generation.read();
+    } catch {
+      return false;
+    }
+    // Reads may finish out of order; an older answer never overrides a newer one.
+    if (ticket < this.readsApplied) return false;
+    this.readsApplied = ticket;
+    const from = this.seen;
+    this.seen = now;
+    if (from === undefined || from === now) return false;
+    const copies = this.pets.size.entries + this.pages.size.entries;
+    this.dropAll();
+    this.options.onDropped?.({ from, to: now, copies });
+    return true;
+  }
+
+  private dropAll(): void {
+    this.epoch += 1;
+    this.pets.clear();
+    this.pages.clear();
+    for (const drop of this.drops) drop();
+  }
+
+  /**
+   * Reads start with the first use of a copy (a CLI command never polls); resolves when the first
+   * read has.
+   */
+  private start(): Promise<unknown> {
+    if (this.firstRead !== undefined || this.closed) return this.firstRead ?? Promise.resolve();
+    const tick = (): Promise<unknown> => {
+      // One read at a time: a slow database does not pile reads up.
+      if (this.ticking) return Promise.resolve();
+      this.ticking = true;
+      return this.check().finally(() => {
+        this.ticking = false;
+      });
+    };
+    this.stopTimer = this.every(this.pollMs, () => void tick());
+    this.firstRead = tick();
+    return this.firstRead;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.stopTimer?.();
+  }
+}

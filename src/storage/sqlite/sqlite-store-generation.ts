@@ -1,0 +1,42 @@
+import { statSync } from 'node:fs';
+import type BetterSqlite3 from 'better-sqlite3';
+import type { StoreGeneration } from '../../domain/ports.js';
+
+/**
+ * The store generation on SQLite, as one text value of three parts:
+ * - the counter row, bumped by `petstore cache-reset` and by every migration applied;
+ * - `PRAGMA schema_version`, which every schema change moves, and so does a restore written into
+ *   the live database through SQLite's backup API (the sqlite3 shell's `.restore`), whatever
+ *   counter row the copy holds;
+ * - the identity (device and inode) of the file at the database's path: a copy moved over the
+ *   path changes it. The server keeps reading the file it opened, though (see docs/caching.md).
+ * `PRAGMA data_version` is not part of it: the commit worker is another connection, so it moves
+ * at every create.
+ */
+export class SqliteStoreGeneration implements StoreGeneration {
+  private counter: BetterSqlite3.Statement | undefined;
+
+  constructor(
+    private readonly raw: BetterSqlite3.Database,
+    /** The database file, or `:memory:`, which has no identity beyond the connection. */
+    private readonly path: string,
+  ) {}
+
+  async read(): Promise<string> {
+    // Prepared on first use, once the migration that creates the table has run.
+    this.counter ??= this.raw.prepare('SELECT value FROM store_generation WHERE id = 1').pluck();
+    const counter: unknown = this.counter.get();
+    if (counter === undefined) throw new Error('the store_generation row is missing');
+    const schema: unknown = this.raw.pragma('schema_version', { simple: true });
+    let file = 'memory';
+    if (this.path !== ':memory:') {
+      const stat = statSync(this.path, { bigint: true });
+      file = `${stat.dev}.${stat.ino}`;
+    }
+    return `${String(counter)}:${String(schema)}:${file}`;
+  }
+
+  async bump(): Promise<void> {
+    this.raw.prepare('UPDATE store_generation SET value = value + 1 WHERE id = 1').run();
+  }
+}

@@ -1,0 +1,181 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/config.js';
+import { StoreCopies, type Every } from '../../src/domain/pets/store-copies.js';
+import type { StoreGeneration } from '../../src/domain/ports.js';
+import { createServices } from '../../src/services.js';
+import { createStorage } from '../../src/storage/create-storage.js';
+import { overlayStorage } from '../helpers/storage-overlay.js';
+import { TestClock } from '../helpers/test-clock.js';
+
+/** A generation moved by hand; `fail` makes reads throw, as a database that does not answer. */
+class HandGeneration implements StoreGeneration {
+  value = 'g1';
+  fail = false;
+  reads = 0;
+  async read(): Promise<string> {
+    this.reads += 1;
+    if (this.fail) throw new Error('the database does not answer');
+    return this.value;
+  }
+  async bump(): Promise<void> {
+    this.value = `${this.value}+`;
+  }
+}
+
+/** The poll timer, fired by the test instead of by time. */
+function handTimer(): { every: Every; fire(): void; stopped: () => boolean } {
+  let tick: (() => void) | undefined;
+  let stopped = false;
+  return {
+    every: (_ms, run) => {
+      tick = run;
+      return () => {
+        stopped = true;
+      };
+    },
+    fire: () => tick?.(),
+    stopped: () => stopped,
+  };
+}
+
+const BUDGETS = { pets: 100_000, pages: 100_000 };
+const copy = (body: string) => ({ body });
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+function setUp() {
+  const generation = new HandGeneration();
+  const timer = handTimer();
+  const drops: Array<{ from: string; to: string; copies: number }> = [];
+  const copies = new StoreCopies(generation, {
+    budgets: BUDGETS,
+    every: timer.every,
+    onDropped: (change) => drops.push(change),
+  });
+  let keyDrops = 0;
+  copies.onDrop(() => (keyDrops += 1));
+  return { generation, timer, copies, drops, keyDrops: () => keyDrops };
+}
+
+describe('StoreCopies', () => {
+  it('when the generation changes, drops every pet and page and calls the key-cache drop', async () => {
+    const { generation, timer, copies, drops, keyDrops } = setUp();
+    let loads = 0;
+    const pet = () => copies.pet(2n, async () => copy(`pet #${++loads}`));
+    const page = () =>
+      copies.page({ limit: 2 }, async () => ({ copy: copy(`page #${++loads}`), final: true }));
+
+    expect((await pet()).body).toBe('pet #1');
+    expect((await page()).body).toBe('page #2');
+    expect((await pet()).body).toBe('pet #1'); // kept
+    expect(copies.pets.size.entries + copies.pages.size.entries).toBe(2);
+
+    timer.fire(); // same generation: nothing happens
+    await settle();
+    expect(keyDrops()).toBe(0);
+    expect((await pet()).body).toBe('pet #1');
+
+    await generation.bump();
+    timer.fire();
+    await settle();
+    expect(copies.pets.size.entries + copies.pages.size.entries).toBe(0);
+    expect(keyDrops()).toBe(1);
+    expect(drops).toEqual([{ from: 'g1', to: 'g1+', copies: 2 }]);
+    expect((await pet()).body).toBe('pet #3');
+    expect((await page()).body).toBe('page #4');
+  });
+
+  it('keeps nothing loaded across a drop: it may be a copy of the old data', async () => {
+    const { generation, copies } = setUp();
+    await copies.pet(1n, async () => copy('warm-up'));
+    let release: () => void = () => undefined;
+    const slow = copies.pet(2n, async () => {
+      await new Promise<void>((resolve) => (release = resolve));
+      return copy('read before the restore');
+    });
+    await settle();
+    await generation.bump();
+    expect(await copies.check()).toBe(true);
+    release();
+    expect((await slow).body).toBe('read before the restore');
+    expect((await copies.pet(2n, async () => copy('read after'))).body).toBe('read after');
+  });
+
+  it('keeps a page only when it is final, and nothing before the first read answered', async () => {
+    const { generation, copies } = setUp();
+    generation.fail = true;
+    let loads = 0;
+    const pet = () => copies.pet(1n, async () => copy(`#${++loads}`));
+    await pet();
+    await pet();
+    expect(loads).toBe(2); // no generation known yet: nothing is kept
+
+    generation.fail = false;
+    await copies.check();
+    await pet();
+    await pet();
+    expect(loads).toBe(3);
+    const open = () =>
+      copies.page({ limit: 5, status: 'sold' }, async () => ({ copy: copy('x'), final: false }));
+    await open();
+    await open();
+    expect(copies.pages.size.entries).toBe(0);
+  });
+
+  it('keeps its copies while the generation cannot be read, and compares again after', async () => {
+    const { generation, copies, keyDrops } = setUp();
+    await copies.pet(1n, async () => copy('kept'));
+    generation.fail = true;
+    expect(await copies.check()).toBe(false);
+    expect(copies.pets.size.entries).toBe(1);
+    generation.fail = false;
+    await generation.bump();
+    expect(await copies.check()).toBe(true);
+    expect(keyDrops()).toBe(1);
+  });
+
+  it('reads on its timer once in use, never before, and stops when closed', async () => {
+    const { generation, timer, copies } = setUp();
+    expect(generation.reads).toBe(0);
+    await copies.pet(1n, async () => copy('a'));
+    expect(generation.reads).toBe(1);
+    timer.fire();
+    await settle();
+    expect(generation.reads).toBe(2);
+    copies.close();
+    expect(timer.stopped()).toBe(true);
+  });
+});
+
+describe('the composition root', () => {
+  it('drops the API key cache when the store generation changes', async () => {
+    const storage = await createStorage({ kind: 'sqlite', path: ':memory:' }, { migrate: true });
+    let lookups = 0;
+    const counted = overlayStorage(storage, {
+      apiKeys: {
+        findByHash: (hash) => {
+          lookups += 1;
+          return storage.apiKeys.findByHash(hash);
+        },
+      },
+    });
+    const services = await createServices(loadConfig({}), {
+      storage: counted,
+      clock: new TestClock(),
+    });
+    try {
+      const { key } = await services.apiKeys.create({ plan: 'free' });
+      await services.copies.check(); // the first read: the generation is known
+      await services.apiKeys.authenticate(key);
+      await services.apiKeys.authenticate(key);
+      expect(lookups).toBe(1);
+      expect(await services.copies.check()).toBe(false);
+      await storage.generation.bump();
+      expect(await services.copies.check()).toBe(true);
+      await services.apiKeys.authenticate(key);
+      expect(lookups).toBe(2);
+    } finally {
+      await services.close();
+      await storage.close();
+    }
+  });
+});
