@@ -9,6 +9,7 @@ import {
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyServerFactory } from 'fastify';
 import type { ConnectionLimits, Timeouts } from '../config/config.js';
+import { type Clock, MINUTE_MS, systemClock } from '../domain/clock.js';
 import { addressBucket } from '../domain/rate-limits/client-address.js';
 import { errorBody } from './errors/error-table.js';
 import { type HttpError, httpErrors } from './errors/http-error.js';
@@ -300,11 +301,12 @@ function closeAfterWrites(socket: Socket): void {
  * last warning: a flood of connections must not become a flood of log lines (the metric counts all).
  */
 export function refusalWarnings(
-  everyMs = 60_000,
+  clock: Clock = systemClock,
+  everyMs = MINUTE_MS,
 ): (log: FastifyBaseLogger, cap: ConnectionCap, address: string) => void {
   const pending = new Map<ConnectionCap, { lastAt: number; count: number }>();
   return (log, cap, address) => {
-    const now = Date.now();
+    const now = clock.now();
     const state = pending.get(cap) ?? { lastAt: -Infinity, count: 0 };
     state.count += 1;
     pending.set(cap, state);
