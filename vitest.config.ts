@@ -1,4 +1,6 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { join } from 'node:path';
 import { defineConfig, type ViteUserConfig } from 'vitest/config';
 
 /** Whether something listens on 127.0.0.1:port (PostgreSQL, Redis), asked once per run. */
@@ -13,6 +15,18 @@ function listening(port: number): Promise<boolean> {
     socket.once('connect', () => done(true));
     socket.once('error', () => done(false));
   });
+}
+
+/**
+ * The test/http files that start a server (they import a helper from test/helpers/): the ones a
+ * second backend can change. The others test a parser or compiler alone, and would only repeat
+ * the same run.
+ */
+function serverSuites(dir = 'test/http'): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((name) => name.endsWith('.test.ts'))
+    .map((name) => join(dir, name))
+    .filter((path) => /from '(\.\.\/)+helpers\//.test(readFileSync(path, 'utf8')));
 }
 
 /**
@@ -40,7 +54,7 @@ export const config = defineConfig(async (): Promise<ViteUserConfig> => {
                 extends: true as const,
                 test: {
                   name: 'postgres+redis',
-                  include: ['test/http/**/*.test.ts'],
+                  include: serverSuites(),
                   env: { PETSTORE_TEST_BACKEND: 'postgres' },
                 },
               },

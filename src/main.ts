@@ -3,8 +3,6 @@ import { buildApp } from './http/build-app.js';
 import { createLogger } from './http/log-options.js';
 import { createServices } from './services.js';
 
-const SHUTDOWN_GRACE_MS = 10_000;
-
 function loadConfigOrExit(): Config {
   try {
     return loadConfigFromProcess();
@@ -37,13 +35,13 @@ async function main(): Promise<void> {
     app.log.warn({ keyId: first.record.id }, 'No API keys existed: created one free-plan key');
     process.stderr.write(
       `\nFirst API key (free plan), shown once, here only:\n\n  ${first.key}\n\n` +
-        'More keys: npx --no petstore keys create --plan free\n\n',
+        'More keys: npm run petstore -- keys create --plan free\n\n',
     );
   }
 
   // Stop accepting, close idle and half-sent connections at once, finish in-flight requests
   // (src/http/http-server.ts), then close storage. Requests still running after the grace period
-  // lose their connections and the exit status is 1.
+  // (SHUTDOWN_GRACE_MS) lose their connections and the exit status is 1.
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -54,7 +52,7 @@ async function main(): Promise<void> {
       forced = true;
       app.log.error('in-flight requests did not finish in time; closing their connections');
       app.server.closeAllConnections();
-    }, SHUTDOWN_GRACE_MS);
+    }, config.timeouts.shutdownGraceMs);
     force.unref();
     try {
       await app.close();

@@ -36,6 +36,31 @@ export interface ConnectionLimits {
   readonly perAddress: number;
 }
 
+/**
+ * How long the server waits on a client and on itself. Tests set them short instead of waiting out
+ * the production values; docs and error messages show them through describeDuration.
+ */
+export interface Timeouts {
+  /** The request line and headers must arrive within this (HEADERS_TIMEOUT_MS): 408, closed. */
+  readonly headersMs: number;
+  /** The whole request, body included, must arrive within this (REQUEST_TIMEOUT_MS): 408. */
+  readonly requestMs: number;
+  /** An idle keep-alive connection is closed after this (KEEP_ALIVE_TIMEOUT_MS). */
+  readonly keepAliveMs: number;
+  /**
+   * On SIGTERM or SIGINT, requests still in flight after this lose their connections and the exit
+   * status is 1 (SHUTDOWN_GRACE_MS).
+   */
+  readonly shutdownGraceMs: number;
+}
+
+export const DEFAULT_TIMEOUTS: Timeouts = Object.freeze({
+  headersMs: 10_000,
+  requestMs: 30_000,
+  keepAliveMs: 72_000,
+  shutdownGraceMs: 10_000,
+});
+
 export interface Config {
   readonly port: number;
   readonly host: string;
@@ -52,6 +77,7 @@ export interface Config {
   readonly banSeconds: number;
   readonly corsOrigins: readonly string[];
   readonly logLevel: string;
+  readonly timeouts: Timeouts;
 }
 
 export class ConfigError extends Error {
@@ -64,6 +90,7 @@ export class ConfigError extends Error {
 type Env = Readonly<Record<string, string | undefined>>;
 
 export const DEFAULT_SQLITE_PATH = './data/petstore.db';
+export const DEFAULT_BAN_SECONDS = 900;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 function fail(name: string, expected: string, got: string): never {
@@ -186,6 +213,33 @@ function connections(env: Env): ConnectionLimits {
   });
 }
 
+function timeouts(env: Env): Timeouts {
+  const headersMs = integer(env, 'HEADERS_TIMEOUT_MS', DEFAULT_TIMEOUTS.headersMs, 100, 3_600_000);
+  const requestMs = integer(env, 'REQUEST_TIMEOUT_MS', DEFAULT_TIMEOUTS.requestMs, 100, 3_600_000);
+  // Node refuses a headers timeout longer than the request timeout: say so by name instead.
+  if (requestMs < headersMs) {
+    fail('REQUEST_TIMEOUT_MS', `at least HEADERS_TIMEOUT_MS (${headersMs})`, String(requestMs));
+  }
+  return Object.freeze({
+    headersMs,
+    requestMs,
+    keepAliveMs: integer(
+      env,
+      'KEEP_ALIVE_TIMEOUT_MS',
+      DEFAULT_TIMEOUTS.keepAliveMs,
+      100,
+      3_600_000,
+    ),
+    shutdownGraceMs: integer(
+      env,
+      'SHUTDOWN_GRACE_MS',
+      DEFAULT_TIMEOUTS.shutdownGraceMs,
+      100,
+      3_600_000,
+    ),
+  });
+}
+
 /** Parses the environment once; throws ConfigError naming the first bad variable. */
 export function loadConfig(env: Env): Config {
   const port = integer(env, 'PORT', 8080, 1, 65535);
@@ -221,9 +275,10 @@ export function loadConfig(env: Env): Config {
     trustProxy: trustProxy(env),
     connections: connections(env),
     banAfter: integer(env, 'PETSTORE_BAN_AFTER', 10, 1, 1_000_000),
-    banSeconds: integer(env, 'PETSTORE_BAN_SECONDS', 900, 1, 31_536_000),
+    banSeconds: integer(env, 'PETSTORE_BAN_SECONDS', DEFAULT_BAN_SECONDS, 1, 31_536_000),
     corsOrigins: Object.freeze(corsOrigins),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    timeouts: timeouts(env),
   });
 }
 

@@ -73,6 +73,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const app = Fastify({
     serverFactory: apiServerFactory({
       limits: config.connections,
+      timeouts: config.timeouts,
       onRefused: (cap, address) => {
         metrics.connectionsRefused.inc({ cap });
         warnRefused(app.log, cap, address);

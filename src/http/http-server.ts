@@ -8,24 +8,22 @@ import {
 } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyServerFactory } from 'fastify';
-import type { ConnectionLimits } from '../config/config.js';
+import type { ConnectionLimits, Timeouts } from '../config/config.js';
+import { type Clock, MINUTE_MS, systemClock } from '../domain/clock.js';
 import { addressBucket } from '../domain/rate-limits/client-address.js';
 import { errorBody } from './errors/error-table.js';
 import { type HttpError, httpErrors } from './errors/http-error.js';
 import { genRequestId } from './plugins/request-id.plugin.js';
 
-/** Headers within 10 s, the whole request within 30 s; idle keep-alive connections for 72 s. */
-export const TIMEOUTS = {
-  headersMs: 10_000,
-  requestMs: 30_000,
-  keepAliveMs: 72_000,
-  /**
-   * How often Node looks for connections past the headers or request timeout. Its default, 30 s,
-   * let a trickled header live 10-40 s and a trickled body 30-60 s; every 500 ms a limit holds
-   * within half a second. The check walks only connections with a request in progress.
-   */
-  checkEveryMs: 500,
-} as const;
+/**
+ * How often Node looks for connections past the headers or request timeout. Its default, 30 s, let
+ * a trickled header live 10-40 s and a trickled body 30-60 s; every 500 ms a limit holds within half
+ * a second, and a shorter limit (as tests set) is checked a tenth as often as it lasts. The check
+ * walks only connections with a request in progress.
+ */
+export function checkEveryMs(timeouts: Pick<Timeouts, 'headersMs'>): number {
+  return Math.min(500, Math.max(10, Math.floor(timeouts.headersMs / 10)));
+}
 
 /** After a refusal written straight to the socket, how long the connection still reads (see linger). */
 const LINGER_MS = 1_000;
@@ -34,6 +32,8 @@ export type ConnectionCap = 'total' | 'per_address';
 
 export interface ApiServerOptions {
   readonly limits: ConnectionLimits;
+  /** Headers, request and keep-alive timeouts (the shutdown grace is main.ts's). */
+  readonly timeouts: Timeouts;
   /** Told of every connection closed at once for being over a cap. */
   readonly onRefused: (cap: ConnectionCap, address: string) => void;
 }
@@ -50,6 +50,8 @@ interface Connection {
   closing: boolean;
   /** A client error was dealt with: later ones on this connection (a parser stuck in error) are not. */
   refused: boolean;
+  /** The server's, for the words of a 408. */
+  readonly timeouts: Timeouts;
 }
 
 const connections = new WeakMap<Socket, Connection>();
@@ -66,6 +68,7 @@ const connections = new WeakMap<Socket, Connection>();
  */
 export class ApiServer extends Server {
   readonly #limits: ConnectionLimits;
+  readonly #timeouts: Timeouts;
   readonly #onRefused: ApiServerOptions['onRefused'];
   /** Open connections by address bucket. */
   readonly #perAddress = new Map<string, number>();
@@ -73,17 +76,18 @@ export class ApiServer extends Server {
 
   constructor(handler: Handler, options: ApiServerOptions) {
     super({
-      headersTimeout: TIMEOUTS.headersMs,
-      requestTimeout: TIMEOUTS.requestMs,
-      connectionsCheckingInterval: TIMEOUTS.checkEveryMs,
+      headersTimeout: options.timeouts.headersMs,
+      requestTimeout: options.timeouts.requestMs,
+      connectionsCheckingInterval: checkEveryMs(options.timeouts),
       // Node's own refusal of a missing Host is a bare 400; the app answers it with the Error body.
       requireHostHeader: false,
     });
-    this.keepAliveTimeout = TIMEOUTS.keepAliveMs;
+    this.keepAliveTimeout = options.timeouts.keepAliveMs;
     // A client may close its sending side once its request is out (`printf ... | nc`) and still
     // read the answer: the request is served, not aborted when its FIN arrives first.
     (this as unknown as { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
     this.#limits = options.limits;
+    this.#timeouts = options.timeouts;
     this.#onRefused = options.onRefused;
     this.maxConnections = options.limits.total;
     this.on('drop', (data?: { remoteAddress?: string }) =>
@@ -126,6 +130,7 @@ export class ApiServer extends Server {
       latest: undefined,
       closing: false,
       refused: false,
+      timeouts: this.#timeouts,
     });
     this.#open.add(socket);
     socket.once('close', () => {
@@ -191,7 +196,7 @@ export interface ClientError extends Error {
 
 /**
  * Fastify's clientErrorHandler option: answers what Node refuses before any route sees it (bad
- * framing, headers over 16 KiB, the headers or request timeout) with the Error body, or closes the
+ * framing, headers over Node's maxHeaderSize, the headers or request timeout) with the Error body, or closes the
  * connection when no answer can be written in its place.
  */
 export function answerClientError(
@@ -224,7 +229,7 @@ export function answerClientError(
     return;
   }
   // The headers never completed, or the request whose body is arriving is the one to answer.
-  const refusal = refusalFor(error, receiving !== undefined);
+  const refusal = refusalFor(error, receiving !== undefined, connection?.timeouts);
   const requestId = receiving ? genRequestId(receiving) : randomUUID();
   log.info({ requestId, code: refusal.code, cause: error.code }, refusal.message);
   socket.write(rawErrorResponse(refusal, requestId));
@@ -245,14 +250,20 @@ function linger(socket: Socket): void {
   socket.once('close', () => clearTimeout(timer));
 }
 
-function refusalFor(error: ClientError, headersReceived: boolean): HttpError {
+function refusalFor(
+  error: ClientError,
+  headersReceived: boolean,
+  timeouts: Timeouts | undefined,
+): HttpError {
+  // Only an admitted connection, which knows its server's timeouts, lives long enough to time out.
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && timeouts !== undefined) {
+    return headersReceived
+      ? httpErrors.requestTimeout('request', timeouts.requestMs)
+      : httpErrors.requestTimeout('headers', timeouts.headersMs);
+  }
   switch (error.code) {
     case 'HPE_HEADER_OVERFLOW':
       return httpErrors.headersTooLarge(Math.floor(maxHeaderSize / 1024));
-    case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return headersReceived
-        ? httpErrors.requestTimeout('request', TIMEOUTS.requestMs / 1000)
-        : httpErrors.requestTimeout('headers', TIMEOUTS.headersMs / 1000);
     default: {
       // llhttp's fixed descriptions ("Invalid header value char"); anything else is not shown.
       const reason = /^[\x20-\x7e]{1,100}$/.test(error.reason ?? '') ? error.reason : undefined;
@@ -290,11 +301,12 @@ function closeAfterWrites(socket: Socket): void {
  * last warning: a flood of connections must not become a flood of log lines (the metric counts all).
  */
 export function refusalWarnings(
-  everyMs = 60_000,
+  clock: Clock = systemClock,
+  everyMs = MINUTE_MS,
 ): (log: FastifyBaseLogger, cap: ConnectionCap, address: string) => void {
   const pending = new Map<ConnectionCap, { lastAt: number; count: number }>();
   return (log, cap, address) => {
-    const now = Date.now();
+    const now = clock.now();
     const state = pending.get(cap) ?? { lastAt: -Infinity, count: 0 };
     state.count += 1;
     pending.set(cap, state);

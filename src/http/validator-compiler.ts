@@ -4,8 +4,8 @@ import { httpErrors } from './errors/http-error.js';
 import { UnconvertedNumber } from './strict-json.js';
 
 /**
- * Validates requests against the route schemas (a JSON Schema subset: object, string, integer,
- * enum, $ref) with two things Ajv cannot do here: int64 values are checked and kept exactly as
+ * Validates requests against the route schemas (a JSON Schema subset: an object of string,
+ * integer or enum fields, one level deep, and $ref) with two things Ajv cannot do here: int64 values are checked and kept exactly as
  * bigint, and each refusal names the field in words a person can act on. A schema using a keyword
  * outside this subset is refused when its route is compiled, so the OpenAPI document, built from
  * the same schemas, can never promise a check that is not made.
@@ -49,7 +49,13 @@ const ANNOTATIONS = new Set(['$id', 'title', 'description', 'examples', 'depreca
 const LONE_SURROGATE = /\p{Cs}/u;
 /** The only format with a meaning here: an integer checked over the whole int64 range. */
 const FORMATS = new Set(['int64']);
-const TYPES = new Set(['object', 'string', 'integer']);
+/**
+ * A part (body, query, path, headers) is an object of fields, and a field is a string or an
+ * integer: one level only, so a nested object, or its keywords on a field, is refused.
+ */
+const TYPES = { part: new Set(['object']), field: new Set(['string', 'integer']) };
+const PART_ONLY = new Set(['properties', 'required', 'additionalProperties']);
+type Level = keyof typeof TYPES;
 
 type Part = 'body' | 'querystring' | 'params' | 'headers';
 type Check = { ok: true; value: unknown } | { ok: false; message: string };
@@ -80,21 +86,18 @@ export const problems = {
 } as const;
 
 /** Throws when a schema uses a keyword (or type, or format) that would not be enforced. */
-function assertEnforceable(schema: JsonSchema, where: string): void {
+function assertEnforceable(schema: JsonSchema, where: string, level: Level): void {
   for (const [keyword, value] of Object.entries(schema)) {
     if (ANNOTATIONS.has(keyword)) continue;
-    if (!ENFORCED.has(keyword)) {
+    if (!ENFORCED.has(keyword) || (level === 'field' && PART_ONLY.has(keyword))) {
       throw new Error(`${where}: the validator does not enforce the keyword "${keyword}"`);
     }
-    if (keyword === 'type' && !TYPES.has(String(value))) {
+    if (keyword === 'type' && !TYPES[level].has(String(value))) {
       throw new Error(`${where}: the validator does not enforce type ${JSON.stringify(value)}`);
     }
     if (keyword === 'format' && !FORMATS.has(String(value))) {
       throw new Error(`${where}: the validator does not enforce format ${JSON.stringify(value)}`);
     }
-  }
-  for (const [name, property] of Object.entries(schema.properties ?? {})) {
-    assertEnforceable(property, `${where}.${name}`);
   }
 }
 
@@ -113,9 +116,10 @@ export function createValidatorCompiler(
     const part = (httpPart ?? 'body') as Part;
     const root = resolve(schema as JsonSchema);
     const where = `${method} ${url} ${part}`;
-    assertEnforceable(root, where);
+    assertEnforceable(root, where, 'part');
     for (const [name, property] of Object.entries(root.properties ?? {})) {
-      assertEnforceable(resolve(property), `${where}.${name}`);
+      assertEnforceable(property, `${where}.${name}`, 'field');
+      assertEnforceable(resolve(property), `${where}.${name}`, 'field');
     }
     const refuse =
       part === 'body'

@@ -1,5 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config/config.js';
+import { ConfigError, DEFAULT_TIMEOUTS, loadConfig } from '../../src/config/config.js';
 
 describe('loadConfig', () => {
   it('gives the documented defaults for an empty environment', () => {
@@ -16,8 +17,15 @@ describe('loadConfig', () => {
       banAfter: 10,
       banSeconds: 900,
       corsOrigins: [],
+      timeouts: {
+        headersMs: 10_000,
+        requestMs: 30_000,
+        keepAliveMs: 72_000,
+        shutdownGraceMs: 10_000,
+      },
     });
     expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.timeouts)).toBe(true);
   });
 
   it('reads every variable', () => {
@@ -34,6 +42,10 @@ describe('loadConfig', () => {
       CORS_ORIGINS: 'https://a.example.com, https://b.example.com',
       MAX_CONNECTIONS: '1000',
       MAX_CONNECTIONS_PER_ADDRESS: '1000',
+      HEADERS_TIMEOUT_MS: '2000',
+      REQUEST_TIMEOUT_MS: '5000',
+      KEEP_ALIVE_TIMEOUT_MS: '7000',
+      SHUTDOWN_GRACE_MS: '3000',
     });
     expect(config).toMatchObject({
       port: 9000,
@@ -53,6 +65,7 @@ describe('loadConfig', () => {
       banSeconds: 60,
       corsOrigins: ['https://a.example.com', 'https://b.example.com'],
       connections: { total: 1000, perAddress: 1000 },
+      timeouts: { headersMs: 2000, requestMs: 5000, keepAliveMs: 7000, shutdownGraceMs: 3000 },
     });
   });
 
@@ -109,11 +122,35 @@ describe('loadConfig', () => {
       'MAX_CONNECTIONS_PER_ADDRESS must be an integer 1-4096 (got "all")',
     ],
     [
+      { HEADERS_TIMEOUT_MS: '10s' },
+      'HEADERS_TIMEOUT_MS must be an integer 100-3600000 (got "10s")',
+    ],
+    [{ REQUEST_TIMEOUT_MS: '50' }, 'REQUEST_TIMEOUT_MS must be an integer 100-3600000 (got "50")'],
+    [
+      { HEADERS_TIMEOUT_MS: '40000' },
+      'REQUEST_TIMEOUT_MS must be at least HEADERS_TIMEOUT_MS (40000) (got "30000")',
+    ],
+    [{ KEEP_ALIVE_TIMEOUT_MS: '-1' }, 'KEEP_ALIVE_TIMEOUT_MS must be an integer'],
+    [{ SHUTDOWN_GRACE_MS: '0' }, 'SHUTDOWN_GRACE_MS must be an integer 100-3600000 (got "0")'],
+    [
       { REDIS_URL: 'redis://x', REDIS_KEY_PREFIX: 'a b' },
       'REDIS_KEY_PREFIX must be 1 to 64 letters',
     ],
   ])('refuses %j with a message naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
+  });
+});
+
+describe('the README settings', () => {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+
+  it.each([
+    ['HEADERS_TIMEOUT_MS', DEFAULT_TIMEOUTS.headersMs],
+    ['REQUEST_TIMEOUT_MS', DEFAULT_TIMEOUTS.requestMs],
+    ['KEEP_ALIVE_TIMEOUT_MS', DEFAULT_TIMEOUTS.keepAliveMs],
+    ['SHUTDOWN_GRACE_MS', DEFAULT_TIMEOUTS.shutdownGraceMs],
+  ])('list %s with the default the code uses, %d', (name, ms) => {
+    expect(readme).toContain(`- \`${name}\` (\`${ms}\`): `);
   });
 });

@@ -1,6 +1,8 @@
 import { connect } from 'node:net';
 import { BUILD_VERSION } from '../../src/build-info.js';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_TIMEOUTS } from '../../src/config/config.js';
+import { rawConnect } from '../helpers/raw-http.js';
 import { overlayStorage } from '../helpers/storage-overlay.js';
 import { call, startServer, TEST_BACKEND, useServer } from '../helpers/test-server.js';
 
@@ -94,13 +96,6 @@ describe('around the operations', () => {
     expect(res.text).toContain('swagger');
   });
 
-  it('limits request headers to 10 s and whole requests to 30 s, and keeps connections alive', () => {
-    const { server: http } = server().app;
-    expect(http.headersTimeout).toBe(10_000);
-    expect(http.requestTimeout).toBe(30_000);
-    expect(http.keepAliveTimeout).toBe(72_000);
-  });
-
   it('hides internals behind a 500 internal_error when storage fails', async () => {
     const local = await startServer();
     try {
@@ -146,5 +141,39 @@ describe('a client that closes its sending side after its request', () => {
     );
     await new Promise<void>((resolve) => socket.once('close', () => resolve()));
     expect(answer).toMatch(/^HTTP\/1\.1 201 /);
+  });
+});
+
+// The headers and request timeouts are measured in test/http/timeouts.test.ts.
+describe('keep-alive', () => {
+  const short = useServer({ env: { KEEP_ALIVE_TIMEOUT_MS: '1000' } });
+
+  it('tells clients how long an idle connection is kept: KEEP_ALIVE_TIMEOUT_MS, 72 s by default', async () => {
+    for (const [url, ms] of [
+      [server().url, DEFAULT_TIMEOUTS.keepAliveMs],
+      [short().url, 1000],
+    ] as const) {
+      const connection = await rawConnect(url, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+      try {
+        const res = await connection.response();
+        expect(res.headers.connection).toBe('keep-alive');
+        expect(res.headers['keep-alive']).toBe(`timeout=${ms / 1000}`);
+      } finally {
+        connection.socket.destroy();
+      }
+    }
+  });
+
+  it('serves several requests on one connection, then closes it once idle that long', async () => {
+    const request = 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n';
+    const connection = await rawConnect(short().url, request);
+    expect((await connection.response()).status).toBe(200);
+    connection.socket.write(request);
+    await expect.poll(() => connection.received().match(/HTTP\/1\.1 200/g)?.length).toBe(2);
+    const answered = Date.now();
+    const { error } = await connection.closed;
+    expect(error).toBeUndefined();
+    // Not before the timeout; the default would keep it 72 s, far past this test's timeout.
+    expect(Date.now() - answered).toBeGreaterThanOrEqual(900);
   });
 });

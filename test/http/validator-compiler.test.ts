@@ -21,6 +21,31 @@ describe('the validator compiler', () => {
     expect(() => compile(schema)).toThrow('POST /v1/x body.field');
   });
 
+  // It checks one level of fields: a nested object would compile and then fail every request.
+  it.each([
+    [
+      'a nested object',
+      { type: 'object', properties: { city: { type: 'string' } } },
+      'type "object"',
+    ],
+    ['properties without a type', { properties: { city: { type: 'string' } } }, '"properties"'],
+    ['required below the top', { type: 'string', required: ['x'] }, '"required"'],
+  ])('refuses to compile a field that is %s', (_what, property, named) => {
+    const schema = { type: 'object', properties: { name: { type: 'string' }, address: property } };
+    expect(() => compile(schema)).toThrow(named);
+    expect(() => compile(schema)).toThrow('POST /v1/x body.address');
+  });
+
+  it('refuses a nested object reached through a $ref', () => {
+    const compiler = createValidatorCompiler([
+      { $id: 'Address', type: 'object', properties: { city: { type: 'string' } } },
+    ]);
+    const schema = { type: 'object', properties: { address: { $ref: 'Address#' } } };
+    expect(() =>
+      compiler({ schema: schema as FastifySchema, method: 'POST', url: '/v1/x', httpPart: 'body' }),
+    ).toThrow('type "object"');
+  });
+
   it('refuses an unenforced keyword at the top of a part, e.g. minProperties', () => {
     expect(() => compile({ type: 'object', minProperties: 1, properties: {} })).toThrow(
       'minProperties',

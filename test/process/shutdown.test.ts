@@ -8,9 +8,12 @@ import {
 } from '../helpers/raw-http.js';
 import { spawnServer, tempDatabaseUrl, type ServerProcess } from '../helpers/server-process.js';
 
-// SIGTERM (and SIGINT): stop accepting, finish in-flight requests (at most 10 s), close idle and
-// half-sent connections at once, answer with Connection: close, close storage, exit 0. Runs the
-// built server (npm run build first).
+// SIGTERM (and SIGINT): stop accepting, finish in-flight requests (at most SHUTDOWN_GRACE_MS, set
+// short where the test waits it out), close idle and half-sent connections at once, answer with Connection: close, close
+// storage, exit 0. Runs the built server (npm run build first).
+const GRACE_MS = 1_500;
+/** "At once" as a busy 2-core machine keeps it: well under the 10 s a wait would take instead. */
+const AT_ONCE_MS = 6_000;
 
 const running: ServerProcess[] = [];
 const sockets: RawConnection[] = [];
@@ -21,9 +24,15 @@ afterEach(() => {
   }
 });
 
-async function start(): Promise<{ server: ServerProcess; key: string }> {
+async function start(
+  env: Record<string, string> = {},
+): Promise<{ server: ServerProcess; key: string }> {
   // At debug level every request is logged, which shows which ones were run.
-  const server = await spawnServer({ DATABASE_URL: tempDatabaseUrl(), LOG_LEVEL: 'debug' });
+  const server = await spawnServer({
+    DATABASE_URL: tempDatabaseUrl(),
+    LOG_LEVEL: 'debug',
+    ...env,
+  });
   running.push(server);
   const key = /pa_live_[0-9A-Za-z]{36}/.exec(server.output())?.[0];
   if (!key) throw new Error(`no key printed:\n${server.output()}`);
@@ -63,14 +72,16 @@ describe('stopping the server process', () => {
       const halfSent = await open(server, 'GET / HTTP/1.1\r\nHost: x\r\nX-a: ');
       const { code, ms } = await exitAfter(server, signal);
       expect(code).toBe(0);
-      expect(ms).toBeLessThan(2_000);
+      // At once: not after the headers timeout (10 s) that would otherwise close it.
+      expect(ms).toBeLessThan(AT_ONCE_MS);
       expect(await closesWithin(halfSent, 0)).toBe(true);
       expect(server.output()).toMatch(/"msg":"stopped"/);
     },
   );
 
   it('finishes an in-flight request on a keep-alive connection with Connection: close, closes idle ones at once, and accepts no new ones', async () => {
-    const { server, key } = await start();
+    // A grace no busy machine runs out of while the test sends the rest of the request.
+    const { server, key } = await start({ SHUTDOWN_GRACE_MS: '60000' });
     const idle = await open(server, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
     expect((await idle.response()).status).toBe(200);
     const body = JSON.stringify({ name: 'Finished after SIGTERM', categoryId: 1 });
@@ -88,8 +99,7 @@ describe('stopping the server process', () => {
     await new Promise((r) => setTimeout(r, 200));
 
     server.child.kill('SIGTERM');
-    const sent = Date.now();
-    expect(await closesWithin(idle, 500)).toBe(true);
+    expect(await closesWithin(idle, AT_ONCE_MS)).toBe(true);
     expect((await idle.closed).error).toBeUndefined();
     await new Promise((r) => setTimeout(r, 200));
     expect(await refusesConnections(server.url)).toBe(true);
@@ -106,6 +116,7 @@ describe('stopping the server process', () => {
       `${body.slice(10)}GET /pipelined-after-sigterm HTTP/1.1\r\nHost: x\r\n\r\n`,
     );
     const answer = await inFlight.response();
+    const answered = Date.now();
     expect(answer.status).toBe(201);
     expect(answer.headers.connection).toBe('close');
     const closed = await inFlight.closed;
@@ -114,14 +125,15 @@ describe('stopping the server process', () => {
     // answered nor run (its route would never log it).
     expect(inFlight.received().match(/HTTP\/1\.1 /g)).toHaveLength(1);
     expect(await server.exited).toBe(0);
-    expect(Date.now() - sent).toBeLessThan(2_000);
+    // Once the last request is answered, not when the grace runs out.
+    expect(Date.now() - answered).toBeLessThan(AT_ONCE_MS);
     expect(parseResponse(inFlight.received())?.body).toContain('Finished after SIGTERM');
     expect(server.output()).toContain('"url":"/v1/pets"');
     expect(server.output()).not.toContain('/pipelined-after-sigterm');
   });
 
-  it('closes requests still in flight after 10 s and exits 1', async () => {
-    const { server, key } = await start();
+  it('closes requests still in flight after SHUTDOWN_GRACE_MS and exits 1', async () => {
+    const { server, key } = await start({ SHUTDOWN_GRACE_MS: String(GRACE_MS) });
     const stuck = await open(
       server,
       `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n` +
@@ -130,8 +142,10 @@ describe('stopping the server process', () => {
     await new Promise((r) => setTimeout(r, 200));
     const { code, ms } = await exitAfter(server, 'SIGTERM');
     expect(code).toBe(1);
-    expect(ms).toBeGreaterThanOrEqual(9_900);
-    expect(ms).toBeLessThan(11_000);
+    expect(ms).toBeGreaterThanOrEqual(GRACE_MS - 100);
+    // Loose: a busy machine's scheduler sets this bound; the default grace (10 s) would miss it.
+    expect(ms).toBeLessThan(GRACE_MS + 4_000);
     expect(await closesWithin(stuck, 0)).toBe(true);
-  }, 20_000);
+    expect(server.output()).toContain('in-flight requests did not finish in time');
+  });
 });

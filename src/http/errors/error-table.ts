@@ -1,6 +1,10 @@
+import { maxHeaderSize } from 'node:http';
+import { DEFAULT_BAN_SECONDS, DEFAULT_TIMEOUTS } from '../../config/config.js';
+import { describeDuration, describeKiB } from '../../config/durations.js';
 import { domainErrors } from '../../domain/errors.js';
 import { getPetGone } from '../../domain/pets/deprecation.js';
 import { INT64_MAX, PAGE_SIZE } from '../../domain/pets/pet.js';
+import { BODY_LIMIT_BYTES, BODY_LIMIT_KIB } from '../plugins/json-body.plugin.js';
 import { problems } from '../validator-compiler.js';
 import { type ErrorCode, httpErrors } from './http-error.js';
 
@@ -62,8 +66,9 @@ export const ERRORS: { readonly [C in ErrorCode]: TableEntry<C> } = {
   },
   request_timeout: {
     status: 408,
-    when: 'The headers took over 10 s, or the whole request over 30 s.',
-    example: httpErrors.requestTimeout('headers', 10),
+    // The defaults: HEADERS_TIMEOUT_MS and REQUEST_TIMEOUT_MS change them.
+    when: `The headers took over ${describeDuration(DEFAULT_TIMEOUTS.headersMs, 'short')}, or the whole request over ${describeDuration(DEFAULT_TIMEOUTS.requestMs, 'short')}.`,
+    example: httpErrors.requestTimeout('headers', DEFAULT_TIMEOUTS.headersMs),
   },
   idempotency_key_in_use: {
     status: 409,
@@ -77,8 +82,8 @@ export const ERRORS: { readonly [C in ErrorCode]: TableEntry<C> } = {
   },
   payload_too_large: {
     status: 413,
-    when: 'The body is over 16 KiB.',
-    example: httpErrors.payloadTooLarge(16),
+    when: `The body is over ${describeKiB(BODY_LIMIT_BYTES)}.`,
+    example: httpErrors.payloadTooLarge(BODY_LIMIT_KIB),
   },
   unsupported_media_type: {
     status: 415,
@@ -98,12 +103,12 @@ export const ERRORS: { readonly [C in ErrorCode]: TableEntry<C> } = {
   api_key_banned: {
     status: 429,
     when: 'The key kept sending after 429s and is banned for a while.',
-    example: httpErrors.apiKeyBanned(900),
+    example: httpErrors.apiKeyBanned(DEFAULT_BAN_SECONDS),
   },
   headers_too_large: {
     status: 431,
-    when: 'The request line and headers are over 16 KiB.',
-    example: httpErrors.headersTooLarge(16),
+    when: `The request line and headers are over ${describeKiB(maxHeaderSize)}.`,
+    example: httpErrors.headersTooLarge(Math.floor(maxHeaderSize / 1024)),
   },
   internal_error: {
     status: 500,

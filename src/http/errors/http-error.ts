@@ -1,4 +1,5 @@
 import type { DomainErrorCode } from '../../domain/errors.js';
+import { describeDuration } from '../../config/durations.js';
 
 /** Codes of refusals decided in the HTTP layer; with the domain's, every code the API answers. */
 export type HttpErrorCode =
@@ -58,12 +59,12 @@ export const httpErrors = {
     ),
   missingHost: () =>
     new HttpError('bad_request', 'An HTTP/1.1 request must carry a Host header (RFC 9112)'),
-  requestTimeout: (part: 'headers' | 'request', seconds: number) =>
+  requestTimeout: (part: 'headers' | 'request', limitMs: number) =>
     new HttpError(
       'request_timeout',
       part === 'headers'
-        ? `The request headers did not arrive within ${seconds} seconds`
-        : `The whole request did not arrive within ${seconds} seconds`,
+        ? `The request headers did not arrive within ${describeDuration(limitMs)}`
+        : `The whole request did not arrive within ${describeDuration(limitMs)}`,
     ),
   headersTooLarge: (limitKiB: number) =>
     new HttpError(

@@ -1,7 +1,8 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { PetService } from '../../../domain/pets/pet-service.js';
+import { describeDuration } from '../../../config/durations.js';
+import { IDEMPOTENCY_RETENTION_MS, type PetService } from '../../../domain/pets/pet-service.js';
 import { httpErrors } from '../../errors/http-error.js';
 import { errorResponses, jsonResponse } from '../../openapi-responses.js';
 import { apiPath } from '../../scopes.js';
@@ -21,7 +22,9 @@ export function registerCreatePet(app: FastifyInstance, pets: PetService): void 
         operationId: 'createPet',
         summary: 'Add a pet',
         description:
-          'Creates a pet. Send an `Idempotency-Key` to retry safely: the same key and body within 24 hours return the first response again, with `Idempotent-Replayed: true`.',
+          'Creates a pet. Send an `Idempotency-Key` to retry safely: the same key and body within ' +
+          `${describeDuration(IDEMPOTENCY_RETENTION_MS)} return the first response again, with ` +
+          '`Idempotent-Replayed: true`.',
         tags: ['Pets'],
         headers: IdempotencyHeadersSchema,
         body: Type.Ref(NewPetSchema),

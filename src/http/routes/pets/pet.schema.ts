@@ -1,4 +1,6 @@
 import { Type } from '@sinclair/typebox';
+import { describeDuration } from '../../../config/durations.js';
+import { IDEMPOTENCY_RETENTION_MS } from '../../../domain/pets/pet-service.js';
 import { NAME_MAX_CODE_POINTS, PAGE_SIZE, PET_STATUSES } from '../../../domain/pets/pet.js';
 
 /**
@@ -125,7 +127,8 @@ export const IdempotencyHeadersSchema = Type.Object({
       minLength: 1,
       maxLength: IDEMPOTENCY_KEY_MAX_LENGTH,
       description:
-        'Makes a retried create safe: the same key with the same body returns the first response again for 24 hours.',
+        'Makes a retried create safe: the same key with the same body returns the first response ' +
+        `again for ${describeDuration(IDEMPOTENCY_RETENTION_MS)}.`,
     }),
   ),
 });
