@@ -40,7 +40,7 @@ export interface ServerProcess {
 export async function spawnServer(
   env: Record<string, string>,
   how: 'npm' | 'node' = 'node',
-  options: { umask?: number } = {},
+  options: { umask?: number; cwd?: string } = {},
 ): Promise<ServerProcess> {
   const port = await freePort();
   const server: [string, string[]] =
@@ -56,7 +56,7 @@ export async function spawnServer(
           ],
         ];
   const child = spawn(command, args as string[], {
-    cwd: REPO_ROOT,
+    cwd: options.cwd ?? REPO_ROOT,
     // No drain unless a test asks for one: a SIGTERM would otherwise wait DRAIN_SECONDS (5 s).
     env: {
       PATH: process.env.PATH ?? '',
