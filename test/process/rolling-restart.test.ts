@@ -169,7 +169,16 @@ describe.runIf(ready && (haproxyInstalled() || process.env.CI === 'true'))(SUITE
       });
     cli(['migrate']);
     const key =
-      cli(['keys', 'create', '--plan', 'enterprise', '--per-minute', '100000', '--per-day', '1000000'])
+      cli([
+        'keys',
+        'create',
+        '--plan',
+        'enterprise',
+        '--per-minute',
+        '100000',
+        '--per-day',
+        '1000000',
+      ])
         .trim()
         .split('\n')
         .at(-1) ?? '';
@@ -192,7 +201,12 @@ describe.runIf(ready && (haproxyInstalled() || process.env.CI === 'true'))(SUITE
     const haproxy = spawn('haproxy', ['-f', cfg, '-db'], { stdio: 'ignore' });
     processes.push(haproxy);
     const deadline = Date.now() + 15_000;
-    while (!(await fetch(`http://127.0.0.1:${front}/readyz`).then((r) => r.ok, () => false))) {
+    while (
+      !(await fetch(`http://127.0.0.1:${front}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      ))
+    ) {
       if (Date.now() > deadline) throw new Error('HAProxy found no healthy instance in 15 s');
       await new Promise((r) => setTimeout(r, 100));
     }

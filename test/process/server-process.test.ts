@@ -21,7 +21,6 @@ async function start(env: Record<string, string>, how: 'npm' | 'node' = 'node') 
   return server;
 }
 
-
 /** The JSON lines of the log (stdout is not a terminal), apart from the first key's banner. */
 function logLines(output: string): Array<{ msg: string } & Record<string, unknown>> {
   return output
