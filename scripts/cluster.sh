@@ -100,35 +100,10 @@ supervise() {
 # Migrations once, up front (instances starting together would also apply them once, under a lock).
 node dist/cli/main.js migrate
 
-# HAProxy asks each instance's /readyz every second (inter 1s) and takes it out after 2 failures
-# (fall 2): an instance that is draining answers /readyz 503 at once and keeps serving for
-# DRAIN_SECONDS (default 5), so it is out within about 2 s, well inside the drain. Keep
-# inter x fall below DRAIN_SECONDS when changing either. rise 2 puts a (re)started one back after
-# 2 good answers.
-{
-  echo "global"
-  echo "  maxconn 4096"
-  echo "defaults"
-  echo "  mode http"
-  echo "  timeout connect 3s"
-  echo "  timeout client 35s"
-  echo "  timeout server 35s"
-  echo "  option forwardfor"
-  # A connection refused (an instance killed or restarting, not yet marked down) is retried on
-  # another instance: nothing was sent, so any request may go again.
-  echo "  retries 2"
-  echo "  option redispatch 1"
-  echo "frontend pets"
-  echo "  bind 127.0.0.1:$port"
-  echo "  default_backend instances"
-  echo "backend instances"
-  echo "  balance roundrobin"
-  echo "  option httpchk GET /readyz"
-  echo "  default-server inter 1s fall 2 rise 2"
-  for i in $(seq 1 "$count"); do
-    echo "  server instance$i 127.0.0.1:$((port + i)) check"
-  done
-} >"$logs/haproxy.cfg"
+# The project's HAProxy setup (health checks on /readyz matched to the instances' drain on SIGTERM).
+ports=()
+for i in $(seq 1 "$count"); do ports+=($((port + i))); done
+scripts/haproxy-config.sh "$port" "${ports[@]}" >"$logs/haproxy.cfg"
 
 for i in $(seq 1 "$count"); do
   supervise "$i" $((port + i)) &

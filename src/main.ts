@@ -1,7 +1,9 @@
 import { type Config, ConfigError, loadConfigFromProcess } from './config/config.js';
 import { buildApp } from './http/build-app.js';
+import type { FastifyBaseLogger } from 'fastify';
+import { ApiServer } from './http/http-server.js';
 import { createLogger } from './http/log-options.js';
-import { createServices } from './services.js';
+import { createServices, type Services } from './services.js';
 
 function loadConfigOrExit(): Config {
   try {
@@ -22,6 +24,33 @@ async function logDestination(): Promise<{ stream?: NodeJS.WritableStream }> {
   return { stream: pretty({ colorize: true, sync: true }) };
 }
 
+const MAKE_A_KEY = 'npm run petstore -- keys create --plan free';
+
+/**
+ * With no API key at all, the first start on SQLite at a terminal makes one and shows it there,
+ * once: the person starting the service sees it and nothing records it. Anywhere else (output
+ * piped to a file, journald or a container runtime; PostgreSQL, where several instances share the
+ * keys) a secret printed would be kept in a log, so the instance only says how to make a key.
+ * PETSTORE_BOOTSTRAP_KEY=off makes no key anywhere.
+ */
+async function bootstrapKey(config: Config, services: Services, log: FastifyBaseLogger) {
+  if (config.operations.bootstrapKey === 'off') return;
+  const interactive = config.database.kind === 'sqlite' && process.stderr.isTTY === true;
+  if (!interactive) {
+    if ((await services.apiKeys.count()) === 0) {
+      log.warn(`No API keys exist; make one with: ${MAKE_A_KEY}`);
+    }
+    return;
+  }
+  const first = await services.apiKeys.ensureFirstKey();
+  if (first === undefined) return;
+  // The key goes to the person at the terminal, never into the structured log.
+  log.warn({ keyId: first.record.id }, 'No API keys existed: created one free-plan key');
+  process.stderr.write(
+    `\nFirst API key (free plan), shown once, here only:\n\n  ${first.key}\n\nMore keys: ${MAKE_A_KEY}\n\n`,
+  );
+}
+
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger({ level: config.logLevel, ...(await logDestination()) });
@@ -29,30 +58,49 @@ async function main(): Promise<void> {
   const app = await buildApp({ services, logger });
   await services.startBackgroundWork();
 
-  const first = await services.apiKeys.ensureFirstKey();
-  if (first !== undefined) {
-    // The key goes to the person starting the service, never into the structured log.
-    app.log.warn({ keyId: first.record.id }, 'No API keys existed: created one free-plan key');
-    process.stderr.write(
-      `\nFirst API key (free plan), shown once, here only:\n\n  ${first.key}\n\n` +
-        'More keys: npm run petstore -- keys create --plan free\n\n',
-    );
-  }
+  await bootstrapKey(config, services, app.log);
 
-  // Stop accepting, close idle and half-sent connections at once, finish in-flight requests
-  // (src/http/http-server.ts), then close storage. Requests still running after the grace period
-  // (SHUTDOWN_GRACE_MS) lose their connections and the exit status is 1.
-  let stopping = false;
+  // SIGTERM or SIGINT: /readyz answers 503 at once while everything is still served, each response
+  // with Connection: close, for DRAIN_SECONDS, so a load balancer takes the instance out before it
+  // stops accepting (src/http/http-server.ts). A second signal during the drain cuts it short (an
+  // operator's second Ctrl-C); one after it closes the connections still open. Then: stop
+  // accepting, close idle and half-sent connections at once, finish in-flight requests, close
+  // storage. Requests still running after SHUTDOWN_GRACE_MS lose their connections, exit status 1.
+  let signals = 0;
+  let endDrain: () => void = () => {};
+  let forceClose: () => void = () => {};
+  let forced = false;
   const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
+    signals += 1;
+    if (signals > 1) {
+      app.log.warn({ signal }, 'stopping: signal received again');
+      endDrain();
+      forceClose();
+      return;
+    }
+    const server = app.server;
+    if (server instanceof ApiServer && config.operations.drainSeconds > 0) {
+      server.drain();
+      app.log.info(
+        { signal, drainSeconds: config.operations.drainSeconds },
+        'draining: /readyz answers 503, requests still served with Connection: close',
+      );
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, config.operations.drainSeconds * 1_000);
+        endDrain = () => {
+          clearTimeout(timer);
+          endDrain = () => {};
+          resolve();
+        };
+      });
+    }
     app.log.info({ signal }, 'stopping: finishing in-flight requests');
-    let forced = false;
-    const force = setTimeout(() => {
+    forceClose = () => {
       forced = true;
       app.log.error('in-flight requests did not finish in time; closing their connections');
       app.server.closeAllConnections();
-    }, config.timeouts.shutdownGraceMs);
+    };
+    const force = setTimeout(forceClose, config.timeouts.shutdownGraceMs);
     force.unref();
     try {
       await app.close();
@@ -66,8 +114,8 @@ async function main(): Promise<void> {
       clearTimeout(force);
     }
   };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
 
   // Read back from the connection, so the log shows what a commit really waits for.
   const durability = await services.storage.durability();

@@ -61,6 +61,26 @@ export const DEFAULT_TIMEOUTS: Timeouts = Object.freeze({
   shutdownGraceMs: 10_000,
 });
 
+/**
+ * Stopping and first start (DRAIN_SECONDS, PETSTORE_BOOTSTRAP_KEY): how an instance leaves a load
+ * balancer, and whether it may make the first API key itself.
+ */
+export interface Operations {
+  /**
+   * On SIGTERM, /readyz answers 503 at once and the instance keeps serving this long (answering with
+   * Connection: close) before it stops accepting: long enough for a load balancer's health checks to
+   * take it out (HAProxy's inter x fall in scripts/haproxy-config.sh). 0 stops at once.
+   */
+  readonly drainSeconds: number;
+  /**
+   * 'auto': with no key at all, an interactive start on SQLite (stderr a terminal) makes one and
+   * shows it there; any other start says how to make one. 'off': never makes one.
+   */
+  readonly bootstrapKey: 'auto' | 'off';
+}
+
+export const DEFAULT_DRAIN_SECONDS = 5;
+
 export interface Config {
   readonly port: number;
   readonly host: string;
@@ -78,6 +98,7 @@ export interface Config {
   readonly corsOrigins: readonly string[];
   readonly logLevel: string;
   readonly timeouts: Timeouts;
+  readonly operations: Operations;
 }
 
 export class ConfigError extends Error {
@@ -279,6 +300,10 @@ export function loadConfig(env: Env): Config {
     corsOrigins: Object.freeze(corsOrigins),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     timeouts: timeouts(env),
+    operations: Object.freeze({
+      drainSeconds: integer(env, 'DRAIN_SECONDS', DEFAULT_DRAIN_SECONDS, 0, 3_600),
+      bootstrapKey: oneOf(env, 'PETSTORE_BOOTSTRAP_KEY', ['auto', 'off'] as const, 'auto'),
+    }),
   });
 }
 

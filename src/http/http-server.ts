@@ -73,6 +73,7 @@ export class ApiServer extends Server {
   /** Open connections by address bucket. */
   readonly #perAddress = new Map<string, number>();
   readonly #open = new Set<Socket>();
+  #draining = false;
 
   constructor(handler: Handler, options: ApiServerOptions) {
     super({
@@ -141,6 +142,21 @@ export class ApiServer extends Server {
     });
   }
 
+  /** Whether drain() was called: /readyz answers 503 (src/http/routes/health.route.ts). */
+  get draining(): boolean {
+    return this.#draining;
+  }
+
+  /**
+   * The drain before a stop (main.ts, on SIGTERM): everything is still served, but each response
+   * carries Connection: close, so a client's next request opens a new connection, which its load
+   * balancer sends to another instance once /readyz has failed here. Idle connections are left
+   * open: closing one under a proxy about to reuse it would lose that request; close() ends them.
+   */
+  drain(): void {
+    this.#draining = true;
+  }
+
   /**
    * Stops accepting and drains (Fastify's close and SIGTERM come here): a connection with no request
    * in flight, idle or still sending headers, is closed at once; one whose request is in flight is
@@ -172,6 +188,7 @@ export class ApiServer extends Server {
       if (connection.inFlight.size === 0) socket.destroy();
       return;
     }
+    if (this.#draining) response.setHeader('connection', 'close');
     connection.inFlight.set(response, request);
     connection.latest = request;
     response.once('close', () => {

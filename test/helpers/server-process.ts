@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -40,7 +40,7 @@ export interface ServerProcess {
 export async function spawnServer(
   env: Record<string, string>,
   how: 'npm' | 'node' = 'node',
-  options: { umask?: number } = {},
+  options: { umask?: number; cwd?: string } = {},
 ): Promise<ServerProcess> {
   const port = await freePort();
   const server: [string, string[]] =
@@ -56,8 +56,15 @@ export async function spawnServer(
           ],
         ];
   const child = spawn(command, args as string[], {
-    cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: String(port), ...env },
+    cwd: options.cwd ?? REPO_ROOT,
+    // No drain unless a test asks for one: a SIGTERM would otherwise wait DRAIN_SECONDS (5 s).
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      PORT: String(port),
+      DRAIN_SECONDS: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -75,4 +82,21 @@ export async function spawnServer(
     await new Promise((r) => setTimeout(r, 50));
   }
   return { child, url: `http://127.0.0.1:${port}`, output: () => output, exited };
+}
+
+/**
+ * A new free-plan key made with the built CLI (a non-interactive start makes none): returns the key,
+ * the last line the CLI prints.
+ */
+export function createKey(databaseUrl: string, plan = 'free'): string {
+  const run = spawnSync('node', ['dist/cli/main.js', 'keys', 'create', '--plan', plan], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATABASE_URL: databaseUrl },
+    encoding: 'utf8',
+  });
+  const key = run.stdout.trim().split('\n').at(-1) ?? '';
+  if (run.status !== 0 || !/^pa_live_[0-9A-Za-z]{36}$/.test(key)) {
+    throw new Error(`keys create failed (${run.status}): ${run.stderr}`);
+  }
+  return key;
 }

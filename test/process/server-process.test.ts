@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  createKey,
   REPO_ROOT,
   spawnServer,
   tempDatabaseUrl,
@@ -18,12 +19,6 @@ async function start(env: Record<string, string>, how: 'npm' | 'node' = 'node') 
   const server = await spawnServer(env, how);
   running.push(server);
   return server;
-}
-
-function firstKey(output: string): string {
-  const key = /pa_live_[0-9A-Za-z]{36}/.exec(output)?.[0];
-  if (!key) throw new Error(`no key printed:\n${output}`);
-  return key;
 }
 
 /** The JSON lines of the log (stdout is not a terminal), apart from the first key's banner. */
@@ -55,10 +50,14 @@ describe('the server process', () => {
     expect(result.stderr).toContain('PORT must be an integer 1-65535 (got "abc")');
   });
 
-  it('prints one free-plan key on the first start, which works, and none on the next start', async () => {
+  // Output piped (not a terminal): no key is made or printed, the log says how to make one
+  // (test/process/secrets.test.ts checks every line for a secret, and the interactive start).
+  it('makes no key on a non-interactive first start, says how to make one, and serves the one made', async () => {
     const database = tempDatabaseUrl();
     const first = await start({ DATABASE_URL: database });
-    const key = firstKey(first.output());
+    expect(first.output()).not.toMatch(/pa_live_/);
+    expect(first.output()).toContain('npm run petstore -- keys create --plan free');
+    const key = createKey(database);
     const res = await fetch(`${first.url}/v1/pets`, {
       headers: { authorization: `Bearer ${key}` },
     });
@@ -72,7 +71,7 @@ describe('the server process', () => {
   it('keeps pets across a graceful restart on the same file', async () => {
     const database = tempDatabaseUrl();
     const first = await start({ DATABASE_URL: database });
-    const key = firstKey(first.output());
+    const key = createKey(database);
     const ids = [
       await createPet(first.url, key, 'Stays'),
       await createPet(first.url, key, 'Stays too'),
@@ -94,8 +93,9 @@ describe('the server process', () => {
   // is what this checks, as the server read it back from that connection. test/process/crash-
   // matrix.test.ts kills servers in the middle of creates.
   it('commits on a connection in WAL mode with synchronous=FULL (2), as read back from it', async () => {
-    const server = await start({ DATABASE_URL: tempDatabaseUrl() });
-    await createPet(server.url, firstKey(server.output()), 'Committed');
+    const database = tempDatabaseUrl();
+    const server = await start({ DATABASE_URL: database });
+    await createPet(server.url, createKey(database), 'Committed');
 
     const started = logLines(server.output()).find((line) =>
       line.msg.startsWith('Pet Adoption Service listening'),
@@ -109,8 +109,9 @@ describe('the server process', () => {
   });
 
   it('finishes an in-flight request after SIGTERM sent to npm start, then exits 0', async () => {
-    const server = await start({ DATABASE_URL: tempDatabaseUrl() }, 'npm');
-    const key = firstKey(server.output());
+    const database = tempDatabaseUrl();
+    const server = await start({ DATABASE_URL: database }, 'npm');
+    const key = createKey(database);
     const body = JSON.stringify({ name: 'In flight', categoryId: 1 });
     const { port } = new URL(server.url);
     const socket = connect(Number(port), '127.0.0.1');

@@ -6,7 +6,12 @@ import {
   rawConnect,
   type RawConnection,
 } from '../helpers/raw-http.js';
-import { spawnServer, tempDatabaseUrl, type ServerProcess } from '../helpers/server-process.js';
+import {
+  createKey,
+  spawnServer,
+  tempDatabaseUrl,
+  type ServerProcess,
+} from '../helpers/server-process.js';
 
 // SIGTERM (and SIGINT): stop accepting, finish in-flight requests (at most SHUTDOWN_GRACE_MS, set
 // short where the test waits it out), close idle and half-sent connections at once, answer with Connection: close, close
@@ -28,15 +33,14 @@ async function start(
   env: Record<string, string> = {},
 ): Promise<{ server: ServerProcess; key: string }> {
   // At debug level every request is logged, which shows which ones were run.
+  const database = tempDatabaseUrl();
   const server = await spawnServer({
-    DATABASE_URL: tempDatabaseUrl(),
+    DATABASE_URL: database,
     LOG_LEVEL: 'debug',
     ...env,
   });
   running.push(server);
-  const key = /pa_live_[0-9A-Za-z]{36}/.exec(server.output())?.[0];
-  if (!key) throw new Error(`no key printed:\n${server.output()}`);
-  return { server, key };
+  return { server, key: createKey(database) };
 }
 
 async function open(server: ServerProcess, payload = ''): Promise<RawConnection> {

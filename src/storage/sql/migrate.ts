@@ -1,4 +1,10 @@
-import { type Kysely, type Migration, type MigrationResultSet, Migrator } from 'kysely';
+import {
+  DEFAULT_MIGRATION_TABLE,
+  type Kysely,
+  type Migration,
+  type MigrationResultSet,
+  Migrator,
+} from 'kysely';
 import { DependencyUnavailableError } from '../../domain/errors.js';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- Kysely documents Kysely<any> as the migration handle type
 type AnyDb = Kysely<any>;
@@ -9,6 +15,68 @@ export interface MigrateOptions {
    * tables in every schema of the database, so a second schema would take the first one's as its own.
    */
   migrationTableSchema?: string;
+  /**
+   * Told of applied migrations newer than every one this release knows (a later release's, after a
+   * roll back). Default: one line on stderr naming them.
+   */
+  onNewer?: (names: readonly string[]) => void;
+}
+
+function reportNewer(names: readonly string[]): void {
+  process.stderr.write(
+    `petstore: the database has migrations newer than this release, left in place: ${names.join(', ')}\n`,
+  );
+}
+
+/** The names of the applied migrations, from Kysely's own table ([] before the first). */
+async function appliedNames(db: AnyDb, options: MigrateOptions): Promise<string[]> {
+  const schema = options.migrationTableSchema;
+  const tables = await db.introspection.getTables({ withInternalKyselyTables: true });
+  const exists = tables.some(
+    (table) =>
+      table.name === DEFAULT_MIGRATION_TABLE && (schema === undefined || table.schema === schema),
+  );
+  if (!exists) return [];
+  const rows = await (schema === undefined ? db : db.withSchema(schema))
+    .selectFrom(DEFAULT_MIGRATION_TABLE)
+    .select('name')
+    .execute();
+  return rows.map((row: { name: string }) => row.name);
+}
+
+/**
+ * Roll back (docs/operations.md): a release started against a database a later release migrated
+ * finds migrations it does not know. Expand/contract (test/storage/migration-policy.test.ts) makes
+ * them additions this release can ignore, as long as all come after every migration it knows: they
+ * are left in place and named. One among its own is a gap, not a later release: refused, as is
+ * reverting (`down`) past them, which only the release that knows them can do.
+ */
+async function withNewer(
+  db: AnyDb,
+  migrations: Record<string, Migration>,
+  direction: 'latest' | 'down',
+  options: MigrateOptions,
+): Promise<Record<string, Migration>> {
+  const unknown = (await appliedNames(db, options)).filter((name) => !(name in migrations)).sort();
+  if (unknown.length === 0) return migrations;
+  const newestKnown = Object.keys(migrations).sort().at(-1) ?? '';
+  const amongOurs = unknown.filter((name) => name.localeCompare(newestKnown) <= 0);
+  if (amongOurs.length > 0) {
+    throw new Error(
+      `the database has applied migrations this release does not know among its own: ${amongOurs.join(', ')} ` +
+        `(newest known: ${newestKnown}); it was migrated by another line of releases`,
+    );
+  }
+  if (direction === 'down') {
+    throw new Error(
+      `the newest applied migrations belong to a later release (${unknown.join(', ')}): revert them with that release`,
+    );
+  }
+  (options.onNewer ?? reportNewer)(unknown);
+  const later = (name: string): Migration => ({
+    up: () => Promise.reject(new Error(`${name} belongs to a later release`)),
+  });
+  return { ...migrations, ...Object.fromEntries(unknown.map((name) => [name, later(name)])) };
 }
 
 function migrator(
@@ -39,7 +107,8 @@ function check({ error, results }: MigrationResultSet): string[] {
 
 /**
  * Applies every pending migration (`latest`), or reverts the newest applied one (`down`, for tests
- * and operators); returns what it did, one line per migration.
+ * and operators); returns what it did, one line per migration. Applied migrations of a later
+ * release are tolerated (see withNewer).
  */
 export async function migrate(
   db: AnyDb,
@@ -47,6 +116,6 @@ export async function migrate(
   direction: 'latest' | 'down',
   options: MigrateOptions = {},
 ): Promise<string[]> {
-  const runner = migrator(db, migrations, options);
+  const runner = migrator(db, await withNewer(db, migrations, direction, options), options);
   return check(await (direction === 'latest' ? runner.migrateToLatest() : runner.migrateDown()));
 }
