@@ -48,6 +48,7 @@ async function main(): Promise<void> {
     stopping = true;
     app.log.info({ signal }, 'stopping: finishing in-flight requests');
     let forced = false;
+    const stoppedBy = Date.now() + config.timeouts.shutdownGraceMs;
     const force = setTimeout(() => {
       forced = true;
       app.log.error('in-flight requests did not finish in time; closing their connections');
@@ -56,7 +57,9 @@ async function main(): Promise<void> {
     force.unref();
     try {
       await app.close();
-      await services.close();
+      // Writes still waiting for a lock or a stalled disk are answered 503 by the end of the grace
+      // period rather than waited for (Storage.close).
+      await services.close({ deadlineMs: Math.max(0, stoppedBy - Date.now()) });
       app.log.info('stopped');
       process.exitCode = forced ? 1 : 0;
     } catch (error) {
