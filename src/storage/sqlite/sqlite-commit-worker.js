@@ -6,6 +6,7 @@
  * from the sources (tests) and from dist/. The same applyGroup serves databases a worker cannot
  * share (`:memory:`), on the main thread.
  */
+import { performance } from 'node:perf_hooks';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
 import { bind } from '../sql/prepared-sql.js';
