@@ -67,10 +67,10 @@ export async function startServer(
 let sequence = 0;
 
 /** One create with a unique name (and Idempotency-Key), answered or failed. */
-export async function create(url: string, key: string, prefix: string): Promise<SentCreate> {
+export async function create(url: string, key: string, prefix: string): Promise<AnsweredCreate> {
   sequence += 1;
   const name = `${prefix} ${process.pid}-${sequence}`;
-  const sent: SentCreate = {
+  const sent: AnsweredCreate = {
     name,
     body: JSON.stringify({ name, categoryId: sequence, status: 'available' }),
     idempotencyKey: `${prefix}-${process.pid}-${sequence}`,
