@@ -95,6 +95,7 @@ async function main(): Promise<void> {
       });
     }
     app.log.info({ signal }, 'stopping: finishing in-flight requests');
+    const stoppedBy = Date.now() + config.timeouts.shutdownGraceMs;
     forceClose = () => {
       forced = true;
       app.log.error('in-flight requests did not finish in time; closing their connections');
@@ -104,7 +105,9 @@ async function main(): Promise<void> {
     force.unref();
     try {
       await app.close();
-      await services.close();
+      // Writes still waiting for a lock or a stalled disk are answered 503 by the end of the grace
+      // period rather than waited for (Storage.close).
+      await services.close({ deadlineMs: Math.max(0, stoppedBy - Date.now()) });
       app.log.info('stopped');
       process.exitCode = forced ? 1 : 0;
     } catch (error) {

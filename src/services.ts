@@ -4,7 +4,13 @@ import { ApiKeyService } from './domain/api-keys/api-key-service.js';
 import { type Clock, MINUTE_MS, systemClock } from './domain/clock.js';
 import { PetService } from './domain/pets/pet-service.js';
 import { StoreCopies } from './domain/pets/store-copies.js';
-import type { Dependency, KeyChangeNotifier, RateLimitStore, Storage } from './domain/ports.js';
+import type {
+  CloseOptions,
+  Dependency,
+  KeyChangeNotifier,
+  RateLimitStore,
+  Storage,
+} from './domain/ports.js';
 import { RateLimiter } from './domain/rate-limits/rate-limiter.js';
 import { createStorage } from './storage/create-storage.js';
 import { MemoryKeyChangeNotifier } from './storage/memory/memory-key-change-notifier.js';
@@ -36,8 +42,11 @@ export interface Services {
    * cache, and purging expired idempotency records. The CLI does not start it.
    */
   startBackgroundWork(): Promise<void>;
-  /** Stops the background work and closes what was opened here (not what the caller passed in). */
-  close(): Promise<void>;
+  /**
+   * Stops the background work and closes what was opened here (not what the caller passed in);
+   * `deadlineMs` bounds how long storage waits for writes still under way (Storage.close).
+   */
+  close(options?: CloseOptions): Promise<void>;
 }
 
 export interface ServiceOptions {
@@ -158,12 +167,12 @@ export async function createServices(
         }, Math.random() * PURGE.everyMs).unref();
         timers.push(first);
       },
-      async close() {
+      async close(closeOptions) {
         for (const timer of timers) clearTimeout(timer);
         copies.close();
         // Counts gathered since the last interval go to storage before it closes.
         await apiKeys.flushDeprecatedCalls();
-        await closeAll(owned);
+        await closeAll(owned, closeOptions);
       },
     };
   } catch (error) {
@@ -173,11 +182,14 @@ export async function createServices(
 }
 
 /** Closes in reverse order of opening; every one is closed even when one fails. */
-async function closeAll(owned: Array<{ close(): Promise<void> }>): Promise<void> {
+async function closeAll(
+  owned: Array<{ close(options?: CloseOptions): Promise<void> }>,
+  options?: CloseOptions,
+): Promise<void> {
   let failure: unknown;
   for (const item of owned.reverse()) {
     try {
-      await item.close();
+      await item.close(options);
     } catch (error) {
       failure ??= error;
     }

@@ -134,6 +134,11 @@ export type BackupOutcome =
   /** The name is the database itself (or its -wal or -shm file); nothing was written. */
   | { kind: 'is_source' };
 
+export interface CloseOptions {
+  /** Milliseconds from now after which writes still waiting are failed rather than waited for. */
+  deadlineMs?: number;
+}
+
 /** Everything one database backend provides. */
 export interface Storage {
   readonly backend: 'sqlite' | 'postgres';
@@ -163,7 +168,12 @@ export interface Storage {
    * tools (PostgreSQL: pg_dump, point-in-time recovery) leaves it out.
    */
   backup?(destination: string, options: { overwrite: boolean }): Promise<BackupOutcome>;
-  close(): Promise<void>;
+  /**
+   * Finishes the writes under way, then closes. With `deadlineMs`, writes still waiting then (for
+   * a lock, a stalled disk) fail with DependencyUnavailableError (503) and the close goes on, so
+   * a shutdown is never held longer than that.
+   */
+  close(options?: CloseOptions): Promise<void>;
 }
 
 /** One fixed window of a limit, aligned to the Unix epoch and so to UTC minutes and days. */

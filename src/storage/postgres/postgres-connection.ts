@@ -10,12 +10,14 @@ import pg from 'pg';
 import type { DatabaseConfig } from '../../config/config.js';
 import { DependencyUnavailableError } from '../../domain/errors.js';
 import type { Database } from '../sql/database.js';
-import { breaksConnection, toStorageError } from './postgres-errors.js';
+import { breaksConnection, toStorageError, WriteFailures } from './postgres-errors.js';
 
 export type PostgresConfig = Extract<DatabaseConfig, { kind: 'postgres' }>;
 
 export interface PostgresConnection {
   db: Kysely<Database>;
+  /** Writes the server refused for lack of resources, for readiness. */
+  writeFailures: WriteFailures;
 }
 
 /** How the service shows up in pg_stat_activity; a URL's own application_name wins. */
@@ -50,7 +52,10 @@ class GuardedClient implements PostgresPoolClient {
   /** Set once an outage broke this connection; Kysely may still send it a ROLLBACK. */
   private broken: unknown;
 
-  constructor(private readonly client: pg.PoolClient) {}
+  constructor(
+    private readonly client: pg.PoolClient,
+    private readonly writeFailures: WriteFailures,
+  ) {}
 
   query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
   query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
@@ -88,6 +93,7 @@ class GuardedClient implements PostgresPoolClient {
         rows: result.rows as R[],
       };
     } catch (error) {
+      this.writeFailures.note(error);
       if (breaksConnection(error) && !this.released) {
         // Hand the connection back as broken, so the pool closes it rather than give it to the
         // next query, which would fail too (pg only notices a closed socket a moment later).
@@ -107,11 +113,14 @@ class GuardedClient implements PostgresPoolClient {
  * connect() and query(), so none of them needs a try/catch of its own.
  */
 class GuardedPool implements PostgresPool {
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly writeFailures: WriteFailures,
+  ) {}
 
   async connect(): Promise<PostgresPoolClient> {
     try {
-      return new GuardedClient(await this.pool.connect());
+      return new GuardedClient(await this.pool.connect(), this.writeFailures);
     } catch (error) {
       throw toStorageError(error);
     }
@@ -154,7 +163,11 @@ export function openPostgres(config: PostgresConfig): PostgresConnection {
   // next query opens a new one, so there is nothing else to do here.
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
+  const writeFailures = new WriteFailures();
   return {
-    db: new Kysely<Database>({ dialect: new PostgresDialect({ pool: new GuardedPool(pool) }) }),
+    db: new Kysely<Database>({
+      dialect: new PostgresDialect({ pool: new GuardedPool(pool, writeFailures) }),
+    }),
+    writeFailures,
   };
 }

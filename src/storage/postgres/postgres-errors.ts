@@ -1,12 +1,24 @@
 import { DependencyUnavailableError } from '../../domain/errors.js';
 
 /**
- * SQLSTATEs that say the server is going away, refusing connections or too slow, not that our SQL
- * is wrong: 57014 query_canceled (statement_timeout), 57P01 admin_shutdown, 57P02 crash_shutdown,
- * 57P03 cannot_connect_now (starting up, recovering), 53300 too_many_connections. Class 08
- * (connection exceptions) is matched by its prefix.
+ * SQLSTATEs that say the server is going away, refusing connections, too slow or unable to take
+ * writes now, not that our SQL is wrong: 57014 query_canceled (statement_timeout), 57P01
+ * admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now (starting up, recovering), 25006
+ * read_only_sql_transaction (a standby, a database set read-only: right after a failover). Class
+ * 08 (connection exceptions) and class 53 (insufficient resources: 53100 disk_full, 53200
+ * out_of_memory, 53300 too_many_connections, 53400 configuration_limit_exceeded) are matched by
+ * their prefix.
  */
-const UNAVAILABLE_SQLSTATES = new Set(['57014', '57P01', '57P02', '57P03', '53300']);
+const UNAVAILABLE_SQLSTATES = new Set(['57014', '57P01', '57P02', '57P03', '25006']);
+const UNAVAILABLE_CLASSES = /^(08|53)[0-9A-Z]{3}$/;
+
+/**
+ * Outages after which the session itself is sound and worth keeping: a cancelled statement, a
+ * disk or memory that ran out on the server. A read-only session (25006) is not among them: its
+ * setting was fixed when it connected, so only a new connection can reach a server (or a
+ * database setting) that takes writes again.
+ */
+const SESSION_KEPT_SQLSTATES = new Set(['57014', '53100', '53200', '53400']);
 
 /**
  * Socket errors on the way to the server. ENOTFOUND is here too: once the service runs, a name that
@@ -48,7 +60,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = codeOf(error);
   if (code !== undefined) {
-    if (/^08[0-9A-Z]{3}$/.test(code)) return true;
+    if (UNAVAILABLE_CLASSES.test(code)) return true;
     if (UNAVAILABLE_SQLSTATES.has(code) || UNAVAILABLE_NETWORK_CODES.has(code)) return true;
   }
   // A host name with several addresses (localhost: ::1 and 127.0.0.1) fails with one error per address.
@@ -69,5 +81,33 @@ export function toStorageError(error: unknown): unknown {
  * deadline leaves a query running or lost on it.
  */
 export function breaksConnection(error: unknown): boolean {
-  return isDatabaseUnavailable(error) && !(error instanceof Error && codeOf(error) === '57014');
+  if (!isDatabaseUnavailable(error)) return false;
+  const code = error instanceof Error ? codeOf(error) : undefined;
+  return code === undefined || !SESSION_KEPT_SQLSTATES.has(code);
+}
+
+/** How long a write refused for lack of resources keeps readiness saying not ready. */
+export const WRITE_FAILURE_MEMORY_MS = 5_000;
+
+/**
+ * The last write the server refused for lack of resources (class 53: a full disk), which no cheap
+ * read can detect: readiness says not ready for WRITE_FAILURE_MEMORY_MS after it, then lets
+ * traffic try again (a request that fails again renews it).
+ */
+export class WriteFailures {
+  private last: { at: number; error: Error } | undefined;
+
+  constructor(private readonly now: () => number = () => performance.now()) {}
+
+  note(error: unknown): void {
+    if (error instanceof Error && /^53[0-9A-Z]{3}$/.test(codeOf(error) ?? '')) {
+      this.last = { at: this.now(), error };
+    }
+  }
+
+  throwIfRecent(): void {
+    if (this.last !== undefined && this.now() - this.last.at < WRITE_FAILURE_MEMORY_MS) {
+      throw new DependencyUnavailableError('database', { cause: this.last.error });
+    }
+  }
 }

@@ -114,7 +114,7 @@ async function withMigrationLock(config: PostgresConfig, migrate: Migrate): Prom
 }
 
 export function createPostgresStorage(config: PostgresConfig): PostgresStorage {
-  const { db } = openPostgres(config);
+  const { db, writeFailures } = openPostgres(config);
   const settled = new SettledIds(db, settleMsFor(config.statementTimeoutMs));
   const pets = new PostgresPetStore(db, () => settled.settledThrough(), config.poolMax);
   const writes = postgresWrites(db);
@@ -137,7 +137,17 @@ export function createPostgresStorage(config: PostgresConfig): PostgresStorage {
         migrate(connection, POSTGRES_MIGRATIONS, 'down', options),
       ),
     async ping() {
-      await sql`SELECT 1`.execute(db);
+      // Writes must be possible, not only reads: a server in recovery (a standby after a
+      // failover) or a database set read-only answers 25006 here, which also drops that
+      // connection from the pool, so that the next one reaches a writable server once there is
+      // one. A write that failed as an outage (a full disk) keeps the answer not ready for a while.
+      await sql`DO $$ BEGIN
+        IF pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on' THEN
+          RAISE EXCEPTION USING ERRCODE = 'read_only_sql_transaction',
+            MESSAGE = 'the database accepts no writes (read-only or in recovery)';
+        END IF;
+      END $$`.execute(db);
+      writeFailures.throwIfRecent();
     },
     async analyze() {
       await sql`ANALYZE pets`.execute(db);
@@ -149,13 +159,27 @@ export function createPostgresStorage(config: PostgresConfig): PostgresStorage {
         WHERE name IN ('fsync', 'synchronous_commit') ORDER BY name`.execute(db);
       return Object.fromEntries(rows.map((row) => [row.name, row.setting]));
     },
-    async close() {
+    async close(options = {}) {
       if (closed) return;
       closed = true;
-      // Creates still being committed finish first: each was promised a commit or an error.
-      await pets.close();
-      // Ends the pool: waits for checked-out connections to come back, then closes them all.
-      await db.destroy();
+      const closing = (async () => {
+        // Creates still being committed finish first: each was promised a commit or an error.
+        await pets.close();
+        // Ends the pool: waits for checked-out connections to come back, then closes them all.
+        await db.destroy();
+      })();
+      if (options.deadlineMs === undefined) return closing;
+      // The statement timeout answers every write in time; the deadline covers a server that
+      // answers nothing at all (the client-side deadline then fails what still waits).
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        closing,
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, options.deadlineMs);
+          timer.unref();
+        }),
+      ]);
+      clearTimeout(timer);
     },
   };
 }

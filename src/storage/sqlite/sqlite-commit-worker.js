@@ -6,10 +6,16 @@
  * from the sources (tests) and from dist/. The same applyGroup serves databases a worker cannot
  * share (`:memory:`), on the main thread.
  */
+import { performance } from 'node:perf_hooks';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
 import { bind } from '../sql/prepared-sql.js';
-import { applySqliteSettings, readSqliteDurability } from './sqlite-settings.js';
+import {
+  applySqliteSettings,
+  BUSY_TIMEOUT_MS,
+  readSqliteDurability,
+  WRITE_LOCK_SLICE_MS,
+} from './sqlite-settings.js';
 
 /**
  * @typedef {{ sql: string, slots: ReadonlyArray<{ name: string } | { value: unknown }> }} Plan
@@ -106,35 +112,122 @@ export function applyGroup(db, plans, prepare, writes, maxPetId) {
 }
 
 /**
+ * Takes the write lock (BEGIN IMMEDIATE), waiting for another process's at most BUSY_TIMEOUT_MS,
+ * in short slices between which `cancelled` is asked: a shutdown past its deadline stops the wait
+ * at once instead of after the whole busy timeout. Throws SQLITE_BUSY when the lock stays taken.
+ * @param {BetterSqlite3.Database} db with busy_timeout = WRITE_LOCK_SLICE_MS
+ * @param {() => boolean} cancelled
+ */
+export function takeWriteLock(db, cancelled) {
+  const started = performance.now();
+  for (;;) {
+    try {
+      db.exec('BEGIN IMMEDIATE');
+      return;
+    } catch (error) {
+      const code = /** @type {{ code?: unknown }} */ (error).code;
+      const busy = typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+      if (!busy || cancelled() || performance.now() - started >= BUSY_TIMEOUT_MS) throw error;
+    }
+  }
+}
+
+/**
+ * Runs `work` in a transaction holding the write lock, and commits it; rolls back on any error.
+ * @template T
+ * @param {BetterSqlite3.Database} db
+ * @param {() => boolean} cancelled
+ * @param {() => T} work
+ * @param {boolean} commit false to roll back even when `work` succeeds (a readiness probe)
+ * @returns {T}
+ */
+export function inWriteTransaction(db, cancelled, work, commit = true) {
+  takeWriteLock(db, cancelled);
+  try {
+    const result = work();
+    db.exec(commit ? 'COMMIT' : 'ROLLBACK');
+    return result;
+  } catch (error) {
+    if (db.inTransaction) db.exec('ROLLBACK');
+    throw error;
+  }
+}
+
+/**
+ * What readiness asks the writer to try (sqlite-writer.ts): without `write`, only whether the write
+ * lock can be taken (no disk write); with it, a commit that writes a page and fsyncs (the header's
+ * user_version, set to the value it has), for after a write failed: a full disk, a read-only file.
+ * @param {BetterSqlite3.Database} db
+ * @param {() => boolean} cancelled
+ * @param {boolean} write
+ */
+export function probeWrites(db, cancelled, write) {
+  inWriteTransaction(
+    db,
+    cancelled,
+    () => {
+      if (!write) return;
+      const version = Number(db.pragma('user_version', { simple: true }));
+      db.pragma(`user_version = ${version}`);
+    },
+    write,
+  );
+}
+
+/**
+ * @param {unknown} error
+ * @returns {{ message: string, code: string | undefined }}
+ */
+function describe(error) {
+  const failure = /** @type {{ message?: unknown, code?: unknown }} */ (error);
+  return {
+    message: String(failure.message ?? error),
+    code: typeof failure.code === 'string' ? failure.code : undefined,
+  };
+}
+
+/**
  * The worker: opens its own connection with the service's settings (the one function the main
  * connection uses too), says it is ready, then answers each group it is sent with its results (or
- * the error that stopped the whole group), and each question for its settings with what SQLite
- * says they are on this connection.
+ * the error that stopped the whole group, with SQLite's code), each readiness probe, and each
+ * question for its settings with what SQLite says they are on this connection. `cancel` (shared
+ * memory) is set by a shutdown past its deadline: a wait for the write lock ends at once.
  */
 if (!isMainThread && parentPort !== null && workerData?.role === 'sqlite-commit') {
   const port = parentPort;
-  const { path, plans, maxPetId } =
-    /** @type {{ path: string, plans: Plans, maxPetId: number }} */ (workerData);
+  const { path, plans, maxPetId, cancel } =
+    /** @type {{ path: string, plans: Plans, maxPetId: number, cancel: SharedArrayBuffer }} */ (
+      workerData
+    );
+  const flag = new Int32Array(cancel);
+  const cancelled = () => Atomics.load(flag, 0) !== 0;
   // The main connection created the file 0600; a file gone since (deleted, moved) must not come
   // back empty, with SQLite's default mode, under a worker that restarts.
   const db = new BetterSqlite3(path, { fileMustExist: true });
   applySqliteSettings(db, { inMemory: false });
+  // Waits for the lock in slices (takeWriteLock), so a shutdown can end the wait.
+  db.pragma(`busy_timeout = ${WRITE_LOCK_SLICE_MS}`);
   const prepare = statementCache(db);
   port.postMessage({ ready: true });
   port.on(
     'message',
-    (/** @type {{ id: number, writes: Write[] } | { id: number, query: 'durability' }} */ ask) => {
+    (
+      /** @type {{ id: number, writes: Write[] } | { id: number, probe: { write: boolean } } | { id: number, query: 'durability' }} */ ask,
+    ) => {
       try {
-        port.postMessage(
-          'writes' in ask
-            ? { id: ask.id, results: applyGroup(db, plans, prepare, ask.writes, maxPetId) }
-            : { id: ask.id, durability: readSqliteDurability(db) },
-        );
+        if ('writes' in ask) {
+          const results = inWriteTransaction(db, cancelled, () =>
+            applyGroup(db, plans, prepare, ask.writes, maxPetId),
+          );
+          port.postMessage({ id: ask.id, results });
+        } else if ('probe' in ask) {
+          probeWrites(db, cancelled, ask.probe.write);
+          port.postMessage({ id: ask.id, probed: true });
+        } else {
+          port.postMessage({ id: ask.id, durability: readSqliteDurability(db) });
+        }
       } catch (error) {
-        port.postMessage({
-          id: ask.id,
-          error: String(/** @type {Error} */ (error).message ?? error),
-        });
+        port.postMessage({ id: ask.id, error: describe(error) });
       }
     },
   );

@@ -10,6 +10,40 @@
 export const BUSY_TIMEOUT_MS = 5000;
 
 /**
+ * How long the commit worker waits for another process's write lock (the CLI, a script) before
+ * the writes it carries are answered 503: the busy timeout, well within a request's time. It
+ * waits in slices of this length, so that a shutdown can stop the wait at once.
+ */
+export const WRITE_LOCK_SLICE_MS = 50;
+
+/**
+ * SQLite's primary result codes that say the database cannot take writes now (another process's
+ * lock, a full disk, a read-only or immutable file, an I/O error, a file it cannot open), not
+ * that the statement is wrong: each is answered as an outage (503), never as a bug (500).
+ * better-sqlite3 reports extended codes (SQLITE_IOERR_WRITE, SQLITE_READONLY_DBMOVED, ...),
+ * matched by their primary code.
+ */
+const UNAVAILABLE_CODES = [
+  'SQLITE_BUSY',
+  'SQLITE_FULL',
+  'SQLITE_READONLY',
+  'SQLITE_IOERR',
+  'SQLITE_CANTOPEN',
+  'SQLITE_PROTOCOL',
+];
+
+/**
+ * @param {unknown} code an error's `code`
+ * @returns {boolean}
+ */
+export function isUnavailableCode(code) {
+  return (
+    typeof code === 'string' &&
+    UNAVAILABLE_CODES.some((primary) => code === primary || code.startsWith(`${primary}_`))
+  );
+}
+
+/**
  * @param {import('better-sqlite3').Database} db
  * @param {{ inMemory: boolean }} options
  */

@@ -51,11 +51,12 @@ export function createSqliteStorage(path: string, options: SqliteOpenOptions = {
     // What the connection that commits uses (the worker's, for a file), not the reading one's.
     durability: () => writer.durability(),
     backup: (destination, backupOptions) => backupSqlite(raw, destination, backupOptions),
-    async close() {
+    async close(options) {
       if (closed) return;
       closed = true;
-      // Writes still being committed finish first: each was promised a commit or an error.
-      await writer.close();
+      // Writes still being committed finish first (until the deadline): each was promised a
+      // commit or an error.
+      await writer.close(options);
       await db.destroy();
       if (raw.open) raw.close();
     },

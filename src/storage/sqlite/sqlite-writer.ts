@@ -11,7 +11,7 @@ import { type KeyParams, petQueries } from '../sql/pet-queries.js';
 import type { toRow } from '../sql/pet-rows.js';
 import { compileOnce } from '../sql/prepared-sql.js';
 import { applyGroup, statementCache } from './sqlite-commit-worker.js';
-import { readSqliteDurability } from './sqlite-settings.js';
+import { isUnavailableCode, readSqliteDurability } from './sqlite-settings.js';
 
 export type WorkerWrite = Parameters<typeof applyGroup>[3][number];
 type WorkerResult = ReturnType<typeof applyGroup>[number];
@@ -26,12 +26,46 @@ type WritePlans = Parameters<typeof applyGroup>[1];
  */
 const RESTART_DELAYS_MS = [100, 250, 500, 1_000, 2_000, 4_000] as const;
 
+/**
+ * Readiness tries the write path at most this often (a cheap BEGIN IMMEDIATE and ROLLBACK, or
+ * after a failed write a one-page commit), and gives the try this long before saying not ready: a
+ * write lock held elsewhere or a stalled disk shows as not ready in about a second.
+ */
+const PROBE_EVERY_MS = 1_000;
+const PROBE_ANSWER_MS = 1_000;
+/** A commit running longer than this is waiting for a lock or the disk: not ready meanwhile. */
+const STALLED_COMMIT_MS = 1_000;
+
 interface Committer {
   commit(writes: readonly WorkerWrite[]): Promise<WorkerResult[]>;
+  /** Tries the write path: the lock only, or with `write` a commit too. */
+  probe(write: boolean): Promise<void>;
   /** Rejects with DependencyUnavailableError while no connection can commit. */
   ready(): Promise<void>;
   durability(): Promise<DurabilitySettings>;
+  /** Stops at once: what waits for the worker is failed as an outage. */
   close(): Promise<void>;
+}
+
+/** A write as the group carries it: with when it was submitted. */
+interface Entry {
+  write: WorkerWrite | { kind: 'probe'; commit: boolean };
+  at: number;
+}
+
+/** The last time writes could not succeed, and why. */
+interface WriteFailure {
+  at: number;
+  error: DependencyUnavailableError;
+}
+
+/** An error of SQLite (or of the worker) as the service answers it: an outage or a bug. */
+function storageError(message: string, code: string | undefined): Error {
+  const error = Object.assign(new Error(message), { code });
+  if (!isUnavailableCode(code)) return error;
+  return new DependencyUnavailableError('database', {
+    cause: new Error(`SQLite cannot write: ${message} (${code})`, { cause: error }),
+  });
 }
 
 /**
@@ -44,8 +78,16 @@ interface Committer {
  * cannot be shared with a thread: it is written on the main connection.
  */
 export class SqliteWriter implements SqlWrites {
-  private readonly group: GroupCommit<WorkerWrite, WriteOutcome>;
+  private readonly group: GroupCommit<Entry, WriteOutcome | undefined>;
   private committer: Committer | undefined;
+  /** Set while writes cannot succeed (the last commit failed as an outage); cleared by a commit. */
+  private failure: WriteFailure | undefined;
+  /** When the commit now running started, if one is. */
+  private committingSince: number | undefined;
+  private probing: Promise<void> | undefined;
+  private probedAt = 0;
+  /** Set by close(): new writes are refused; past the deadline, waiting ones are failed. */
+  private closing: { expired: boolean } | undefined;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -53,14 +95,14 @@ export class SqliteWriter implements SqlWrites {
     /** The database file, or `:memory:`. */
     private readonly path: string,
   ) {
-    this.group = new GroupCommit({
-      maxInFlight: 1,
-      commit: async (writes) => (await this.open().commit(writes)).map(settled),
-    });
+    this.group = new GroupCommit({ maxInFlight: 1, commit: (entries) => this.commit(entries) });
   }
 
-  write(write: WorkerWrite): Promise<WriteOutcome> {
-    return this.group.submit(write);
+  async write(write: WorkerWrite): Promise<WriteOutcome> {
+    if (this.closing !== undefined) throw this.unavailable('the SQLite writer is closing');
+    const outcome = await this.group.submit({ write, at: performance.now() });
+    if (outcome === undefined) throw new Error('a write answered as a probe');
+    return outcome;
   }
 
   async run(statements: readonly CompiledQuery[]): Promise<number[]> {
@@ -72,9 +114,36 @@ export class SqliteWriter implements SqlWrites {
     return outcome.changes;
   }
 
-  /** Resolves when a connection is ready to commit; for readiness. */
-  ready(): Promise<void> {
-    return this.open().ready();
+  /**
+   * Resolves when writes can succeed now; for readiness. Rejects with DependencyUnavailableError
+   * while the worker is down, while a commit has been waiting longer than STALLED_COMMIT_MS (a
+   * lock held elsewhere, a stalled disk), and while the write path fails: it is tried at most once
+   * a PROBE_EVERY_MS, and a try that does not answer within PROBE_ANSWER_MS counts as failed.
+   * After a failed write the try commits a page (a full disk or a read-only file shows only
+   * then); otherwise it only takes and releases the lock.
+   */
+  async ready(): Promise<void> {
+    if (this.closing !== undefined) throw this.unavailable('the SQLite writer is closing');
+    await this.open().ready();
+    const since = this.committingSince;
+    if (since !== undefined && performance.now() - since > STALLED_COMMIT_MS) {
+      throw this.unavailable(`a commit has waited ${Math.round(performance.now() - since)} ms`);
+    }
+    if (performance.now() - this.probedAt >= PROBE_EVERY_MS) {
+      this.probing ??= this.probe().finally(() => {
+        this.probing = undefined;
+      });
+    }
+    if (this.probing !== undefined) {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<'late'>((resolve) => {
+        timer = setTimeout(() => resolve('late'), PROBE_ANSWER_MS);
+      });
+      const answer = await Promise.race([this.probing.then(() => 'done' as const), late]);
+      clearTimeout(timer);
+      if (answer === 'late') throw this.unavailable('the write path did not answer in time');
+    }
+    if (this.failure !== undefined) throw this.failure.error;
   }
 
   /** The settings of the connection that commits, read back from it. */
@@ -90,9 +159,29 @@ export class SqliteWriter implements SqlWrites {
     if (this.committer instanceof WorkerCommitter) await this.committer.kill();
   }
 
-  /** Commits what was submitted, then stops the worker. */
-  async close(): Promise<void> {
-    await this.group.drain();
+  /**
+   * Commits what was submitted, then stops the worker. With `deadlineMs`, writes still waiting
+   * then (for another process's lock, a stalled disk) are answered DependencyUnavailableError
+   * (503) and the worker is stopped, so a shutdown never waits longer: whether a write the worker
+   * was committing at that moment is stored is unknown, and such a write was never acknowledged.
+   */
+  async close(options: { deadlineMs?: number } = {}): Promise<void> {
+    const closing = (this.closing ??= { expired: false });
+    const drained = this.group.drain();
+    if (options.deadlineMs !== undefined) {
+      let timer: NodeJS.Timeout | undefined;
+      const expired = new Promise<'expired'>((resolve) => {
+        timer = setTimeout(() => resolve('expired'), options.deadlineMs);
+      });
+      const outcome = await Promise.race([drained.then(() => 'drained' as const), expired]);
+      clearTimeout(timer);
+      if (outcome === 'expired') {
+        closing.expired = true;
+        // Fails the group the worker holds; the groups still queued are failed as they are taken.
+        await this.committer?.close();
+      }
+    }
+    await drained;
     await this.committer?.close();
   }
 
@@ -104,11 +193,69 @@ export class SqliteWriter implements SqlWrites {
         : new WorkerCommitter(this.path, writePlans(this.db));
     return this.committer;
   }
-}
 
-function settled(result: WorkerResult): Settled<WriteOutcome> {
-  if (result.ok) return { ok: true, value: result };
-  return { ok: false, error: Object.assign(new Error(result.message), { code: result.code }) };
+  private async commit(
+    entries: readonly Entry[],
+  ): Promise<ReadonlyArray<Settled<WriteOutcome | undefined>>> {
+    if (this.closing?.expired === true) throw this.unavailable('the SQLite writer was closed');
+    // Writes that were already waiting when writes last failed as an outage (a lock that stayed
+    // taken for the whole busy timeout, a full disk) are answered with that failure now rather
+    // than wait once more: no write waits for the lock much longer than the busy timeout.
+    const failure = this.failure;
+    const stale = (entry: Entry) => failure !== undefined && entry.at < failure.at;
+    const fresh = entries.filter((entry) => !stale(entry));
+    const writes = fresh.flatMap((entry) => (entry.write.kind === 'probe' ? [] : [entry.write]));
+    const probes = fresh.filter((entry) => entry.write.kind === 'probe');
+    let results: WorkerResult[] = [];
+    this.committingSince = performance.now();
+    try {
+      for (const probe of probes) {
+        await this.open().probe(probe.write.kind === 'probe' && probe.write.commit);
+      }
+      if (writes.length > 0) results = await this.open().commit(writes);
+      if (fresh.length > 0) this.failure = undefined;
+    } catch (error) {
+      this.noteFailure(error);
+      throw error;
+    } finally {
+      this.committingSince = undefined;
+    }
+    let next = 0;
+    return entries.map((entry): Settled<WriteOutcome | undefined> => {
+      if (stale(entry) && failure !== undefined) return { ok: false, error: failure.error };
+      if (entry.write.kind === 'probe') return { ok: true, value: undefined };
+      const result = results[next++];
+      if (result === undefined) return { ok: false, error: new Error('no result for a write') };
+      if (result.ok) return { ok: true, value: result };
+      const error = storageError(result.message, result.code);
+      this.noteFailure(error);
+      return { ok: false, error };
+    });
+  }
+
+  /** Remembers an outage (not a bug) as the reason writes cannot succeed now. */
+  private noteFailure(error: unknown): void {
+    if (error instanceof DependencyUnavailableError) {
+      this.failure = { at: performance.now(), error };
+    }
+  }
+
+  /** One try of the write path, queued with the writes so that it never runs beside a commit. */
+  private async probe(): Promise<void> {
+    this.probedAt = performance.now();
+    try {
+      await this.group.submit({
+        write: { kind: 'probe', commit: this.failure !== undefined },
+        at: performance.now(),
+      });
+    } catch (error) {
+      this.noteFailure(error);
+    }
+  }
+
+  private unavailable(message: string): DependencyUnavailableError {
+    return new DependencyUnavailableError('database', { cause: new Error(message) });
+  }
 }
 
 /** Commits on the main connection: for `:memory:`, the only connection that sees the data. */
@@ -123,13 +270,26 @@ class ConnectionCommitter implements Committer {
     this.prepare = statementCache(raw);
   }
 
-  commit(writes: readonly WorkerWrite[]): Promise<WorkerResult[]> {
+  async commit(writes: readonly WorkerWrite[]): Promise<WorkerResult[]> {
     // Holding Kysely's lock on the connection, so a group never lands inside a transaction Kysely
     // has open across awaits (a migration, say).
-    return this.db
-      .connection()
-      .execute(async () => applyGroup(this.raw, this.plans, this.prepare, [...writes], MAX_PET_ID));
+    try {
+      return await this.db
+        .connection()
+        .execute(async () =>
+          applyGroup(this.raw, this.plans, this.prepare, [...writes], MAX_PET_ID),
+        );
+    } catch (error) {
+      const failure = error as { message?: unknown; code?: unknown };
+      throw storageError(
+        String(failure.message ?? error),
+        typeof failure.code === 'string' ? failure.code : undefined,
+      );
+    }
   }
+
+  /** No other connection can hold a lock on a database that lives in this one. */
+  async probe(): Promise<void> {}
 
   async ready(): Promise<void> {}
 
@@ -143,8 +303,9 @@ class ConnectionCommitter implements Committer {
 type WorkerAnswer =
   | { ready: true }
   | { id: number; results: WorkerResult[] }
+  | { id: number; probed: true }
   | { id: number; durability: DurabilitySettings }
-  | { id: number; error: string };
+  | { id: number; error: { message: string; code: string | undefined } };
 
 /** Sends groups to a worker thread that commits them on a connection of its own. */
 class WorkerCommitter implements Committer {
@@ -161,6 +322,8 @@ class WorkerCommitter implements Committer {
   private restarts = 0;
   private restartTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** Set to 1 by close(): the worker stops waiting for the write lock (see takeWriteLock). */
+  private readonly cancel = new SharedArrayBuffer(4);
 
   constructor(
     private readonly path: string,
@@ -172,7 +335,17 @@ class WorkerCommitter implements Committer {
   async commit(writes: readonly WorkerWrite[]): Promise<WorkerResult[]> {
     const answer = await this.ask({ writes });
     if ('results' in answer) return answer.results;
-    throw new Error('error' in answer ? answer.error : 'the commit worker answered out of turn');
+    throw this.failed(answer);
+  }
+
+  async probe(write: boolean): Promise<void> {
+    const answer = await this.ask({ probe: { write } });
+    if (!('probed' in answer)) throw this.failed(answer);
+  }
+
+  private failed(answer: WorkerAnswer): Error {
+    if ('error' in answer) return storageError(answer.error.message, answer.error.code);
+    return new Error('the commit worker answered out of turn');
   }
 
   async ready(): Promise<void> {
@@ -190,11 +363,20 @@ class WorkerCommitter implements Committer {
     await this.worker?.terminate();
   }
 
+  /**
+   * Stops the worker at once: a wait for the lock ends at its next slice, and what waited for the
+   * worker is answered as an outage now rather than when the worker ends (a thread inside SQLite
+   * stops only when SQLite returns).
+   */
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.restartTimer);
+    Atomics.store(new Int32Array(this.cancel), 0, 1);
     const worker = this.worker;
     this.worker = undefined;
+    const failure = this.unavailable(new Error('the SQLite writer is closed'));
+    for (const waiter of this.waiting.values()) waiter.reject(failure);
+    this.waiting.clear();
     await worker?.terminate();
   }
 
@@ -216,6 +398,7 @@ class WorkerCommitter implements Committer {
         path: this.path,
         plans: this.plans,
         maxPetId: MAX_PET_ID,
+        cancel: this.cancel,
       },
     });
     this.worker = worker;
