@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { defineConfig, type ViteUserConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /** Whether something listens on 127.0.0.1:port (PostgreSQL, Redis), asked once per run. */
 function listening(port: number): Promise<boolean> {
@@ -30,6 +31,43 @@ function serverSuites(dir = 'test/http'): string[] {
 }
 
 /**
+ * Files that start server processes, a cluster, Spectral or an install: in a fresh clone (no
+ * durations from an earlier run yet) they are started first.
+ */
+const KNOWN_LONG = [
+  /^test\/process\//,
+  /^test\/contract\//,
+  /^test\/cli\/(check|binary|backup)\.test\.ts$/,
+  /^test\/storage\/postgres-storage\.test\.ts$/,
+  /^test\/http\/(fuzz\.property|rate-limits\.plans)\.test\.ts$/,
+];
+
+/**
+ * Longest files first, whatever their project: with 2 workers, a long file started last is the
+ * tail of the run. By the durations of the last run (vitest's cache) when it has them all; in a
+ * fresh clone, the files known to be long first, then larger files first. (vitest's own order
+ * runs every file of one project before the next project's, so the PostgreSQL + Redis files,
+ * among them some of the longest, would start last.)
+ */
+export class LongestFirst extends BaseSequencer {
+  override sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const root = this.ctx.config.root;
+    const key = (file: TestSpecification) =>
+      `${file.project.name}:${relative(root, file.moduleId)}`;
+    const durations = files.map((file) => this.ctx.cache.getFileTestResults(key(file))?.duration);
+    const cost = (file: TestSpecification, index: number): number => {
+      const duration = durations[index];
+      if (durations.every((known) => known !== undefined)) return duration ?? 0;
+      const path = relative(root, file.moduleId);
+      const size = this.ctx.cache.getFileStats(key(file))?.size ?? 0;
+      return (KNOWN_LONG.some((pattern) => pattern.test(path)) ? 1e9 : 0) + size;
+    };
+    const costs = new Map(files.map((file, index) => [file, cost(file, index)]));
+    return Promise.resolve([...files].sort((a, b) => (costs.get(b) ?? 0) - (costs.get(a) ?? 0)));
+  }
+}
+
+/**
  * Every test runs on the embedded backends. The HTTP behaviour suites run a second time on
  * PostgreSQL + Redis (test/helpers/test-server.ts reads PETSTORE_TEST_BACKEND), when both answer;
  * in CI (CI=true) always, so that a missing server fails the run instead of skipping it.
@@ -46,6 +84,13 @@ export const config = defineConfig(async (): Promise<ViteUserConfig> => {
       testTimeout: 20_000,
       hookTimeout: 30_000,
       pool: 'forks',
+      // vitest's default is one fewer than the cores: 1 on a 2-core machine, every file in turn.
+      // Most files wait (on server processes, PostgreSQL, Redis, timers) more than they compute,
+      // so 2 at a time keep 2 cores busy (3 starved the server starts of a busy machine). isolate
+      // stays on: files register metrics and timers in module state that a shared worker would
+      // carry from one file to the next.
+      maxWorkers: 2,
+      sequence: { sequencer: LongestFirst },
       projects: [
         { extends: true, test: { name: 'embedded', include: ['test/**/*.test.ts'] } },
         ...(shared

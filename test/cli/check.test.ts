@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey } from '../../src/domain/api-keys/key-format.js';
-import { createKey } from './cli-harness.js';
+import { createKey, petstore } from './cli-harness.js';
 import {
   REPO_ROOT,
   spawnServer,
@@ -21,7 +21,7 @@ interface Run {
 }
 
 /** The built binary, as an operator runs it after a deploy, with a shell's environment only. */
-function petstoreCheck(args: string[], env: Record<string, string> = {}): Promise<Run> {
+function checkBinary(args: string[], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve) => {
     execFile(
       'node',
@@ -37,6 +37,14 @@ function petstoreCheck(args: string[], env: Record<string, string> = {}): Promis
       },
     );
   });
+}
+
+/**
+ * The same command run in this process: the first test runs the binary; the others check what the
+ * command reports, which a process start (seconds on a busy machine) would not change.
+ */
+function petstoreCheck(args: string[]): Promise<Run> {
+  return petstore(NO_DATABASE, ['check', ...args]);
 }
 
 /** The report's verdict per check name, e.g. { "no key": "PASS", createPet: "SKIP" }. */
@@ -60,6 +68,9 @@ const EVERY_CHECK = [
   'OpenAPI document',
   'version',
 ];
+
+/** A database `petstore check` must never open: the in-process runs are given this one. */
+const NO_DATABASE = `sqlite:${join(tmpdir(), 'petstore-check-never-opened', 'never.db')}`;
 
 interface Fault {
   /** Changes the upstream's answer to one request before the client sees it. */
@@ -114,7 +125,7 @@ describe('petstore check <base-url> --key K', () => {
     const databaseUrl = tempDatabaseUrl();
     ({ key } = await createKey(databaseUrl, ['--plan', 'pro']));
     server = await spawnServer({ DATABASE_URL: databaseUrl });
-  }, 30_000);
+  }, 90_000);
   afterAll(async () => {
     for (const proxy of proxies) proxy.close();
     server?.child.kill('SIGTERM');
@@ -133,7 +144,7 @@ describe('petstore check <base-url> --key K', () => {
     dirs.push(dir);
     const local = join(dir, 'never.db');
 
-    const run = await petstoreCheck([`${server.url}/v1`, '--key', key, '--allow-writes'], {
+    const run = await checkBinary([`${server.url}/v1`, '--key', key, '--allow-writes'], {
       DATABASE_URL: `sqlite:${local}`,
     });
 

@@ -1,6 +1,7 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createKey } from '../cli/cli-harness.js';
 import {
+  type CreateTraffic,
   type SentCreate,
   sendCreate,
   startCreating,
@@ -15,10 +16,15 @@ import { spawnServer, tempDatabaseUrl, type ServerProcess } from '../helpers/ser
  * SIGKILL in the middle of creates, on each backend, with and without Idempotency-Keys. A SIGKILL
  * shows what a crash of the process does (the OS keeps what was written); what a power cut does
  * rests on the settings test/process/server-process.test.ts checks.
+ *
+ * One kill per backend: creates with and without Idempotency-Keys are in flight together when it
+ * comes, each kind under names of its own, and each test checks its kind. Two kills would prove
+ * the same per kind, for two more server starts (seconds each on a busy machine). Whichever test
+ * runs first pays for the kill, hence their long timeouts.
  */
 
 const running: ServerProcess[] = [];
-afterEach(() => {
+afterAll(() => {
   for (const server of running.splice(0)) {
     if (server.child.exitCode === null) server.child.kill('SIGKILL');
   }
@@ -30,10 +36,10 @@ async function start(database: string): Promise<ServerProcess> {
   return server;
 }
 
-/** Requests in flight at the kill: enough that some are likely between commit and answer. */
-const WORKERS = 24;
-/** Acknowledged creates before the kill. */
-const BEFORE_KILL = 150;
+/** Requests of each kind in flight at the kill: enough that some are likely between commit and answer. */
+const WORKERS = 16;
+/** Acknowledged creates of each kind before the kill. */
+const BEFORE_KILL = 100;
 /** Acknowledged creates retried as if their answers had been lost. */
 const LOST_ANSWERS = 20;
 
@@ -57,24 +63,53 @@ function resend({ name, body, idempotencyKey }: SentCreate): SentCreate {
   return { name, body, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) };
 }
 
-async function crashRun(
-  label: string,
-  database: string,
-  idempotent: boolean,
-): Promise<Record<string, number>> {
-  const { key } = await createKey(database, UNLIMITED_KEY_ARGS);
-  const prefix = `crash-${idempotent ? 'keyed' : 'plain'}-${Date.now()}`;
-  const first = await start(database);
-  const traffic = startCreating(first.url, key, { workers: WORKERS, prefix, idempotent });
+interface Kind {
+  idempotent: boolean;
+  prefix: string;
+  traffic: CreateTraffic;
+}
 
-  await traffic.untilAcknowledged(BEFORE_KILL);
+/** What a kill left: the server started again on the same database, and each kind's traffic. */
+interface CrashRun {
+  label: string;
+  key: string;
+  second: ServerProcess;
+  /** Every pet the second server lists after the restart. */
+  listed: WirePet[];
+  plain: Kind;
+  keyed: Kind;
+}
+
+/** Starts a server, keeps both kinds of creates going, SIGKILLs it, and starts it again. */
+async function crashRun(label: string, database: string): Promise<CrashRun> {
+  const { key } = await createKey(database, UNLIMITED_KEY_ARGS);
+  const first = await start(database);
+  const kind = (idempotent: boolean): Kind => {
+    const prefix = `crash-${idempotent ? 'keyed' : 'plain'}-${Date.now()}`;
+    const traffic = startCreating(first.url, key, { workers: WORKERS, prefix, idempotent });
+    return { idempotent, prefix, traffic };
+  };
+  const plain = kind(false);
+  const keyed = kind(true);
+
+  await Promise.all([
+    plain.traffic.untilAcknowledged(BEFORE_KILL),
+    keyed.traffic.untilAcknowledged(BEFORE_KILL),
+  ]);
   // At a moment unrelated to the rhythm of answers, so that some runs kill with creates committed
   // and unanswered, others with creates not yet committed.
   await new Promise((resolve) => setTimeout(resolve, Math.random() * 30));
   first.child.kill('SIGKILL');
-  await traffic.stop();
+  await Promise.all([plain.traffic.stop(), keyed.traffic.stop()]);
   await first.exited;
 
+  const second = await start(database);
+  return { label, key, second, listed: await walkPets(second.url, key), plain, keyed };
+}
+
+/** Checks one kind of creates against what the kill left, and for keyed ones, their retries. */
+async function checkKind(run: CrashRun, { idempotent, prefix, traffic }: Kind) {
+  const { key, second } = run;
   const answered = traffic.sent.filter((create) => create.status !== undefined);
   const acknowledged = traffic.acknowledged();
   const unanswered = traffic.sent.filter((create) => create.status === undefined);
@@ -83,13 +118,11 @@ async function crashRun(
   expect(unanswered.every((create) => create.error !== undefined)).toBe(true);
   for (const create of acknowledged) expect(withoutId(create.pet)).toEqual(expectedPet(create));
 
-  const second = await start(database);
   const stored = new Map<string, WirePet[]>();
-  for (const pet of await walkPets(second.url, key)) {
+  for (const pet of run.listed) {
     if (!pet.name.startsWith(`${prefix} `)) continue;
     stored.set(pet.name, [...(stored.get(pet.name) ?? []), pet]);
   }
-
   // Every pet answered 201 is there after the restart, unchanged, once.
   for (const create of acknowledged) expect(stored.get(create.name)).toEqual([create.pet]);
   // Nothing was stored twice, and nothing that was never sent.
@@ -153,7 +186,7 @@ async function crashRun(
     });
   }
   console.log(
-    `crash matrix, ${label}, ${idempotent ? 'with' : 'without'} Idempotency-Key: ` +
+    `crash matrix, ${run.label}, ${idempotent ? 'with' : 'without'} Idempotency-Key: ` +
       Object.entries(report)
         .map(([name, value]) => `${name} ${value}`)
         .join(', '),
@@ -161,34 +194,49 @@ async function crashRun(
   return report;
 }
 
+/** The one kill of a backend, made by whichever of its tests runs first. */
+function sharedRun(label: string, database: () => Promise<string>): () => Promise<CrashRun> {
+  let run: Promise<CrashRun> | undefined;
+  return () => (run ??= database().then((url) => crashRun(label, url)));
+}
+
 describe('SIGKILL during creates, on SQLite', () => {
+  const run = sharedRun('sqlite', async () => tempDatabaseUrl());
+
   it('keeps every pet answered 201, unchanged, without Idempotency-Keys', async () => {
-    const report = await crashRun('sqlite', tempDatabaseUrl(), false);
+    const crash = await run();
+    const report = await checkKind(crash, crash.plain);
 
     expect(report.acknowledged).toBeGreaterThanOrEqual(BEFORE_KILL);
-  }, 60_000);
+  }, 150_000);
 
   it('keeps every pet answered 201, and a retry of each unanswered one makes exactly one pet', async () => {
-    const report = await crashRun('sqlite', tempDatabaseUrl(), true);
+    const crash = await run();
+    const report = await checkKind(crash, crash.keyed);
 
+    expect(report.acknowledged).toBeGreaterThanOrEqual(BEFORE_KILL);
     expect(report.retried).toBe(report.unanswered);
-  }, 60_000);
+  }, 150_000);
 });
 
 const postgres = await postgresFor('SIGKILL during creates, on PostgreSQL');
 
 describe.runIf(postgres)('SIGKILL during creates, on PostgreSQL', () => {
   const schemas = usePostgresSchemas();
+  const run = sharedRun('postgres', async () => urlWithSchema(await schemas.fresh()));
 
   it('keeps every pet answered 201, unchanged, without Idempotency-Keys', async () => {
-    const report = await crashRun('postgres', urlWithSchema(await schemas.fresh()), false);
+    const crash = await run();
+    const report = await checkKind(crash, crash.plain);
 
     expect(report.acknowledged).toBeGreaterThanOrEqual(BEFORE_KILL);
-  }, 60_000);
+  }, 150_000);
 
   it('keeps every pet answered 201, and a retry of each unanswered one makes exactly one pet', async () => {
-    const report = await crashRun('postgres', urlWithSchema(await schemas.fresh()), true);
+    const crash = await run();
+    const report = await checkKind(crash, crash.keyed);
 
+    expect(report.acknowledged).toBeGreaterThanOrEqual(BEFORE_KILL);
     expect(report.retried).toBe(report.unanswered);
-  }, 60_000);
+  }, 150_000);
 });

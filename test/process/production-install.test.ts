@@ -32,6 +32,7 @@ describe('the production install (scripts/release.sh)', () => {
     });
 
     const manifest = JSON.parse(readFileSync(join(release, 'package.json'), 'utf8')) as {
+      version: string;
       scripts: Record<string, string>;
     };
     expect(manifest.scripts.prepare).toBeUndefined();
@@ -72,7 +73,7 @@ describe('the production install (scripts/release.sh)', () => {
 
     const health = await fetch(`${base}/healthz`);
     expect(health.status).toBe(200);
-    expect(await health.json()).toEqual({ status: 'ok' });
+    expect(await health.json()).toEqual({ status: 'ok', version: manifest.version });
     const ready = await fetch(`${base}/readyz`);
     expect(ready.status).toBe(200);
 

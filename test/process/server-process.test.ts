@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { connect } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   createKey,
   REPO_ROOT,
@@ -10,7 +10,7 @@ import {
 } from '../helpers/server-process.js';
 
 const running: ServerProcess[] = [];
-afterEach(() => {
+afterAll(() => {
   for (const server of running.splice(0))
     if (server.child.exitCode === null) server.child.kill('SIGKILL');
 });
@@ -50,54 +50,73 @@ describe('the server process', () => {
     expect(result.stderr).toContain('PORT must be an integer 1-65535 (got "abc")');
   });
 
-  // Output piped (not a terminal): no key is made or printed, the log says how to make one
-  // (test/process/secrets.test.ts checks every line for a secret, and the interactive start).
+  /**
+   * A first start on a new file (output piped: no key is made or printed, the log says how to make
+   * one; test/process/secrets.test.ts checks every line for a secret, and the interactive start),
+   * a key made with the CLI, a few requests, SIGTERM, and a second start on the same file: made
+   * once, by whichever of the tests below runs first (each server start costs seconds on a busy
+   * machine), and each test checks its own part of it.
+   */
+  let restart:
+    | Promise<{
+        first: ServerProcess;
+        key: string;
+        listStatus: number;
+        pets: number[];
+        firstExit: number | null;
+        second: ServerProcess;
+      }>
+    | undefined;
+  const restarted = () =>
+    (restart ??= (async () => {
+      const database = tempDatabaseUrl();
+      const first = await start({ DATABASE_URL: database });
+      const key = createKey(database);
+      const listed = await fetch(`${first.url}/v1/pets`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
+      const pets = [
+        await createPet(first.url, key, 'Stays'),
+        await createPet(first.url, key, 'Stays too'),
+      ];
+      first.child.kill('SIGTERM');
+      const firstExit = await first.exited;
+      const second = await start({ DATABASE_URL: database });
+      return { first, key, listStatus: listed.status, pets, firstExit, second };
+    })());
+
   it('makes no key on a non-interactive first start, says how to make one, and serves the one made', async () => {
-    const database = tempDatabaseUrl();
-    const first = await start({ DATABASE_URL: database });
+    const { first, listStatus, firstExit, second } = await restarted();
+
     expect(first.output()).not.toMatch(/pa_live_/);
     expect(first.output()).toContain('npm run petstore -- keys create --plan free');
-    const key = createKey(database);
-    const res = await fetch(`${first.url}/v1/pets`, {
-      headers: { authorization: `Bearer ${key}` },
-    });
-    expect(res.status).toBe(200);
-    first.child.kill('SIGTERM');
-    expect(await first.exited).toBe(0);
-    const second = await start({ DATABASE_URL: database });
+    expect(listStatus).toBe(200);
+    expect(firstExit).toBe(0);
     expect(second.output()).not.toMatch(/pa_live_/);
-  });
+  }, 60_000);
 
   it('keeps pets across a graceful restart on the same file', async () => {
-    const database = tempDatabaseUrl();
-    const first = await start({ DATABASE_URL: database });
-    const key = createKey(database);
-    const ids = [
-      await createPet(first.url, key, 'Stays'),
-      await createPet(first.url, key, 'Stays too'),
-    ];
-    first.child.kill('SIGTERM');
-    expect(await first.exited).toBe(0);
-    const second = await start({ DATABASE_URL: database });
-    for (const id of ids) {
+    const { key, pets, firstExit, second } = await restarted();
+
+    expect(firstExit).toBe(0);
+    for (const id of pets) {
       const res = await fetch(`${second.url}/v1/pets/${id}`, {
         headers: { authorization: `Bearer ${key}` },
       });
       expect(res.status).toBe(200);
     }
-  });
+  }, 60_000);
 
   // A SIGKILL cannot show durability: the kernel keeps the page cache of a killed process, so even
   // synchronous=OFF would keep every pet. What makes a 201 survive a power cut is the connection
   // the server commits on (WAL, synchronous=FULL: the WAL is fsynced before the answer), so that
-  // is what this checks, as the server read it back from that connection. test/process/crash-
-  // matrix.test.ts kills servers in the middle of creates.
+  // is what this checks, as the server read it back from that connection.
+  // test/process/crash-matrix.test.ts kills servers in the middle of creates.
   it('commits on a connection in WAL mode with synchronous=FULL (2), as read back from it', async () => {
-    const database = tempDatabaseUrl();
-    const server = await start({ DATABASE_URL: database });
-    await createPet(server.url, createKey(database), 'Committed');
+    const { first, pets } = await restarted();
+    expect(pets).toHaveLength(2);
 
-    const started = logLines(server.output()).find((line) =>
+    const started = logLines(first.output()).find((line) =>
       line.msg.startsWith('Pet Adoption Service listening'),
     );
 
@@ -106,7 +125,7 @@ describe('the server process', () => {
       synchronous: 2,
       synchronous_name: 'FULL',
     });
-  });
+  }, 60_000);
 
   it('finishes an in-flight request after SIGTERM sent to npm start, then exits 0', async () => {
     const database = tempDatabaseUrl();
@@ -131,5 +150,5 @@ describe('the server process', () => {
     await new Promise<void>((resolve) => socket.once('close', () => resolve()));
     expect(response).toMatch(/^HTTP\/1\.1 201/);
     expect(await server.exited).toBe(0);
-  });
+  }, 60_000);
 });
