@@ -189,7 +189,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       stderr.write(`petstore ${command.name}: ${error.message}\n`);
     } else if (error instanceof CommandError || error instanceof DomainError) {
       // A refusal of the domain (no such key, ...): its message is written for people.
-      stderr.write(`petstore ${command.name}: ${error.message}\n`);
+      const hint =
+        error instanceof DomainError && error.code === 'key_not_found'
+          ? ' (see petstore keys list)'
+          : '';
+      stderr.write(`petstore ${command.name}: ${error.message}${hint}\n`);
     } else {
       stderr.write(`petstore ${command.name}: failed: ${errorMessage(error, config)}\n`);
     }

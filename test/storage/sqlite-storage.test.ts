@@ -30,6 +30,7 @@ const MIGRATIONS = [
   '2026-11-24-05-idempotency-purge',
   '2026-11-24-06-api-key-seq',
   '2026-11-24-07-api-key-deprecated-calls',
+  '2026-12-01-08-key-life',
 ] as const;
 
 function keyRecord(id: string, createdAt: number): NewApiKeyRecord {
@@ -280,6 +281,7 @@ describe('SQLite storage specifics', () => {
     const storage = createSqliteStorage(':memory:');
     try {
       await storage.migrate();
+      await storage.migrateDown();
       await storage.migrateDown();
       await storage.migrateDown();
       await expect(storage.migrateDown()).resolves.toEqual([

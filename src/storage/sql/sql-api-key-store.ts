@@ -108,7 +108,8 @@ export class SqlApiKeyStore implements ApiKeyStore {
         revoked_at: null,
         banned_until: null,
         ban_lifted_at: null,
-        expires_at: record.expiresAt ?? null,
+        // Named only when set, so the statement also fits a schema from before expiry existed.
+        ...(record.expiresAt !== undefined ? { expires_at: record.expiresAt } : {}),
       })
       .compile();
     await this.writes.run([insert, ...this.auditStatements(audit)]);
