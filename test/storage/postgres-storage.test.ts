@@ -194,6 +194,7 @@ describe.runIf(available)('PostgreSQL storage', () => {
           'idempotency_keys.locked_at',
           'idempotency_keys.pet_id',
           'key_audit.at',
+          'key_audit.seq',
           'key_usage.admitted',
           'key_usage.refused',
           'pets.category_id',

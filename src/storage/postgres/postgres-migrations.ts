@@ -118,8 +118,10 @@ export const POSTGRES_MIGRATIONS: Record<string, Migration> = {
       await sql`CREATE UNIQUE INDEX api_keys_previous_hash ON api_keys (previous_hash)`.execute(db);
       // The background sweep that records the end of bans.
       await sql`CREATE INDEX api_keys_banned_until ON api_keys (banned_until)`.execute(db);
+      // seq orders records appended in the same millisecond as they were appended.
       await sql`CREATE TABLE key_audit (
-        id text PRIMARY KEY,
+        seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        id text NOT NULL UNIQUE,
         key_id text NOT NULL,
         at bigint NOT NULL,
         action text NOT NULL,

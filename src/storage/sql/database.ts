@@ -52,6 +52,8 @@ export interface ApiKeysTable {
 
 /** Append-only: the service inserts, never updates or deletes. */
 export interface KeyAuditTable {
+  /** Allocated on insert: the order of records of the same millisecond. */
+  seq: ColumnType<bigint | number | string, never, never>;
   id: string;
   key_id: string;
   at: Int;

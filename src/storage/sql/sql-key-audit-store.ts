@@ -22,10 +22,12 @@ export class SqlKeyAuditStore implements KeyAuditStore {
   constructor(private readonly db: Kysely<Database>) {}
 
   async list(query: { keyId?: string; since?: number; limit: number }): Promise<AuditRecord[]> {
-    let select = this.db.selectFrom('key_audit').selectAll();
+    let select = this.db
+      .selectFrom('key_audit')
+      .select(['id', 'key_id', 'at', 'action', 'changes', 'actor']);
     if (query.keyId !== undefined) select = select.where('key_id', '=', query.keyId);
     if (query.since !== undefined) select = select.where('at', '>=', query.since);
-    const rows = await select.orderBy('at').orderBy('id').limit(query.limit).execute();
+    const rows = await select.orderBy('at').orderBy('seq').limit(query.limit).execute();
     return rows.map((row) => {
       if (!ACTIONS.has(row.action)) throw new Error(`audit ${row.id} has an unknown action`);
       return {

@@ -115,8 +115,10 @@ export const SQLITE_MIGRATIONS: Record<string, Migration> = {
       await sql`CREATE UNIQUE INDEX api_keys_previous_hash ON api_keys (previous_hash)`.execute(db);
       // The background sweep that records the end of bans.
       await sql`CREATE INDEX api_keys_banned_until ON api_keys (banned_until)`.execute(db);
+      // seq orders records appended in the same millisecond as they were appended.
       await sql`CREATE TABLE key_audit (
-        id TEXT PRIMARY KEY,
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
         key_id TEXT NOT NULL,
         at INTEGER NOT NULL,
         action TEXT NOT NULL,
