@@ -28,7 +28,10 @@ describe('petstore called wrongly', () => {
     [['keys', 'usage', 'key_a', '--days', '0'], '--days must be a whole number'],
     [['keys', 'audit', 'key_a', 'key_b'], 'at most one key id'],
     [['keys', 'audit', '--since', 'yesterday'], '--since must be an RFC 3339 time'],
-    [['keys'], 'petstore: keys needs a subcommand: create, list, set-plan, set-expiry, roll, revoke, unban, usage, audit'],
+    [
+      ['keys'],
+      'petstore: keys needs a subcommand: create, list, set-plan, set-expiry, roll, revoke, unban, usage, audit',
+    ],
     [['keys', 'rotate'], 'petstore: unknown command "keys rotate"'],
     [['help', 'fly'], 'unknown command "fly"'],
     [['keys', 'create'], '--plan is required: one of free, pro, business, enterprise'],
