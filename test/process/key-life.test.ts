@@ -63,24 +63,29 @@ function keyLifeTests(label: string, setup: () => Setup): void {
       expect((await call(url(s), { key })).status).toBe(200);
       admitted += 1;
     }
-    const run = await runPetstore(env, ['keys', 'set-plan', id, '--plan', 'pro']);
-    expect(run.code, run.stderr).toBe(0);
-
-    // Each instance is polled until it answers with the pro limits. Until then it may still
-    // count on the free plan (and refuse past 60: a 429 counts nothing).
-    const delays = await Promise.all(
+    // Every instance is polled from before the CLI runs until it answers with the pro limits,
+    // so each keeps a fresh cache entry of the key (read again every 4 s): without the change
+    // notification an instance would go on with the free plan for up to that long. Until it
+    // switches it counts on the free plan, and refuses past 60 (a 429 counts nothing).
+    let cliEndedAt: number | undefined;
+    const switched = Promise.all(
       servers.map(async (s) => {
         for (;;) {
           const answer = await call(url(s), { key });
           if (answer.status === 200) admitted += 1;
           else expect(answer.status).toBe(429);
-          const minute = minuteOf(answer);
-          if (minute.limit === 300) return answer.at - run.endedAt;
-          if (Date.now() - run.endedAt > propagationMs + 2_000) throw new Error('still free');
+          if (minuteOf(answer).limit === 300) return answer.at;
+          if (cliEndedAt !== undefined && Date.now() - cliEndedAt > propagationMs + 2_000) {
+            throw new Error(`${s.url} still answers with the free plan`);
+          }
           await sleep(50);
         }
       }),
     );
+    const run = await runPetstore(env, ['keys', 'set-plan', id, '--plan', 'pro']);
+    cliEndedAt = run.endedAt;
+    expect(run.code, run.stderr).toBe(0);
+    const delays = (await switched).map((at) => Math.max(0, at - run.endedAt));
     const last = await call(url(servers[0] as ServerProcess), { key });
     admitted += 1;
     // The counters are the key's: every request admitted before and after the change counted.
