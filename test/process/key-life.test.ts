@@ -67,7 +67,7 @@ function keyLifeTests(label: string, setup: () => Setup): void {
     // so each keeps a fresh cache entry of the key (read again every 4 s): without the change
     // notification an instance would go on with the free plan for up to that long. Until it
     // switches it counts on the free plan, and refuses past 60 (a 429 counts nothing).
-    let cliEndedAt: number | undefined;
+    const cli: { endedAt?: number } = {};
     const switched = Promise.all(
       servers.map(async (s) => {
         for (;;) {
@@ -75,7 +75,7 @@ function keyLifeTests(label: string, setup: () => Setup): void {
           if (answer.status === 200) admitted += 1;
           else expect(answer.status).toBe(429);
           if (minuteOf(answer).limit === 300) return answer.at;
-          if (cliEndedAt !== undefined && Date.now() - cliEndedAt > propagationMs + 2_000) {
+          if (cli.endedAt !== undefined && Date.now() - cli.endedAt > propagationMs + 2_000) {
             throw new Error(`${s.url} still answers with the free plan`);
           }
           await sleep(50);
@@ -83,7 +83,7 @@ function keyLifeTests(label: string, setup: () => Setup): void {
       }),
     );
     const run = await runPetstore(env, ['keys', 'set-plan', id, '--plan', 'pro']);
-    cliEndedAt = run.endedAt;
+    cli.endedAt = run.endedAt;
     expect(run.code, run.stderr).toBe(0);
     const delays = (await switched).map((at) => Math.max(0, at - run.endedAt));
     const last = await call(url(servers[0] as ServerProcess), { key });
