@@ -701,7 +701,10 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
             previousHashExpiresAt: input.createdAt + 500,
           },
         };
+        const seqBefore = Math.max(0, ...(await storage.apiKeys.hashesAfter(0)).map((r) => r.seq));
         await expect(storage.apiKeys.update(input.id, update, audit)).resolves.toBe(true);
+        // Renumbered: loads of new hashes by seq meet the new secret's hash.
+        expect((await storage.apiKeys.hashesAfter(seqBefore)).map((r) => r.hash)).toContain(hash);
         const expected = {
           ...input,
           plan: 'enterprise',

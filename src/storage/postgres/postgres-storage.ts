@@ -44,6 +44,7 @@ function postgresTraits(db: Kysely<Database>): DialectTraits {
       ),
     ],
     skipLocked: true,
+    nextKeySeq: 'DEFAULT',
   };
 }
 

@@ -221,8 +221,13 @@ export class SqlApiKeyStore implements ApiKeyStore {
       set.previous_hash = update.secret.previousHash;
       set.previous_hash_expires_at = update.secret.previousHashExpiresAt;
     }
+    let statement = this.db.updateTable('api_keys').set(set);
+    if (update.secret !== undefined) {
+      // Renumbered, so every instance's known-hash loads (by seq) meet the new secret's hash.
+      statement = statement.set(sql.raw('seq') as never, sql.raw(this.traits.nextKeySeq) as never);
+    }
     const [changed] = await this.writes.run([
-      this.db.updateTable('api_keys').set(set).where('id', '=', id).compile(),
+      statement.where('id', '=', id).compile(),
       this.appendAudit(audit),
     ]);
     return changed !== undefined && changed > 0;

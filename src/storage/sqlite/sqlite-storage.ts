@@ -21,7 +21,11 @@ export interface SqliteStorage extends Storage {
 }
 
 /** One writer at a time: a single statement is atomic, and there are no row locks to skip. */
-const SQLITE_TRAITS: DialectTraits = { firstKeyLock: [], skipLocked: false };
+const SQLITE_TRAITS: DialectTraits = {
+  firstKeyLock: [],
+  skipLocked: false,
+  nextKeySeq: '(SELECT coalesce(max(seq), 0) + 1 FROM api_keys)',
+};
 
 export function createSqliteStorage(path: string, options: SqliteOpenOptions = {}): SqliteStorage {
   const { db, raw } = openSqlite(path, options);
