@@ -99,6 +99,22 @@ export interface Config {
   readonly logLevel: string;
   readonly timeouts: Timeouts;
   readonly operations: Operations;
+  readonly keyLife: KeyLifeConfig;
+}
+
+/** Usage counting per key (issue 17). */
+export interface KeyLifeConfig {
+  /** PETSTORE_USAGE_FLUSH_MS: how often a server writes its usage counts (and at shutdown). */
+  readonly usageFlushMs: number;
+  /** PETSTORE_USAGE_RETENTION_DAYS: usage days kept; older ones are purged in the background. */
+  readonly usageRetentionDays: number;
+}
+
+function keyLife(env: Env): KeyLifeConfig {
+  return Object.freeze({
+    usageFlushMs: integer(env, 'PETSTORE_USAGE_FLUSH_MS', 60_000, 50, 3_600_000),
+    usageRetentionDays: integer(env, 'PETSTORE_USAGE_RETENTION_DAYS', 90, 1, 3_650),
+  });
 }
 
 export class ConfigError extends Error {
@@ -304,6 +320,7 @@ export function loadConfig(env: Env): Config {
       drainSeconds: integer(env, 'DRAIN_SECONDS', DEFAULT_DRAIN_SECONDS, 0, 3_600),
       bootstrapKey: oneOf(env, 'PETSTORE_BOOTSTRAP_KEY', ['auto', 'off'] as const, 'auto'),
     }),
+    keyLife: keyLife(env),
   });
 }
 

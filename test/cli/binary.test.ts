@@ -68,10 +68,10 @@ describe('the petstore binary, run as a user runs it', () => {
     expect(petstore(db, 'keys', 'list').stdout).toMatch(/revoked \d{4}-/);
   });
 
-  it('exits 1 with one line naming the problem for a bad argument', () => {
+  it('exits 2 with one line naming the problem for a bad argument', () => {
     const result = petstore(tempDatabaseUrl(), 'keys', 'create', '--plan', 'gold');
 
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
     expect(lines(result.stderr)).toEqual([
       'petstore keys create: --plan must be one of free, pro, business, enterprise (got "gold"); see petstore keys create --help',

@@ -69,10 +69,10 @@ describe('petstore --help', () => {
     expect(result.stdout).not.toContain('  seed ');
   });
 
-  it('prints the overview to stderr and exits 1 when no command is given', async () => {
+  it('prints the overview to stderr and exits 2 when no command is given', async () => {
     const result = await petstore(tempDatabase(), []);
 
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr).toContain('Usage: petstore <command> [options]');
   });

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createKey, lines, petstore, useTempDatabases } from './cli-harness.js';
 
@@ -7,8 +7,31 @@ const tempDatabase = useTempDatabases();
 describe('petstore called wrongly', () => {
   it.each([
     [['fly'], 'petstore: unknown command "fly"; see petstore --help'],
-    [['--version'], 'petstore: unknown option --version; see petstore --help'],
-    [['keys'], 'petstore: keys needs a subcommand: create, list, revoke, unban'],
+    [['--colour'], 'petstore: unknown option --colour; see petstore --help'],
+    [['keys', 'set-plan', 'key_a'], '--plan is required'],
+    [['keys', 'set-plan', '--plan', 'pro'], 'a key id is required'],
+    [
+      ['keys', 'set-plan', 'key_a', '--plan', 'enterprise', '--per-minute', '10', '--per-day', '9'],
+      '--per-minute must be at most --per-day (9); got 10',
+    ],
+    [
+      ['keys', 'create', '--plan', 'enterprise', '--per-minute', '10', '--per-day', '9'],
+      '--per-minute must be at most --per-day (9); got 10',
+    ],
+    [['keys', 'create', '--plan', 'free', '--expires-in', '3w'], '--expires-in must be a duration'],
+    [['keys', 'create', '--plan', 'free', '--expires-at', '2027-01-31'], 'must be an RFC 3339'],
+    [['keys', 'create', '--plan', 'free', '--expires-in', '1d', '--expires-at', 'x'], 'not both'],
+    [['keys', 'set-expiry', 'key_a'], 'expected a key id and a time (or never)'],
+    [['keys', 'set-expiry', 'key_a', 'tomorrow'], 'must be an RFC 3339 time'],
+    [['keys', 'roll', 'key_a', '--grace', '-1'], '--grace needs a value'],
+    [['keys', 'roll', 'key_a', '--grace', '1y'], '--grace must be a duration'],
+    [['keys', 'usage', 'key_a', '--days', '0'], '--days must be a whole number'],
+    [['keys', 'audit', 'key_a', 'key_b'], 'at most one key id'],
+    [['keys', 'audit', '--since', 'yesterday'], '--since must be an RFC 3339 time'],
+    [
+      ['keys'],
+      'petstore: keys needs a subcommand: create, list, set-plan, set-expiry, roll, revoke, unban, usage, audit',
+    ],
     [['keys', 'rotate'], 'petstore: unknown command "keys rotate"'],
     [['help', 'fly'], 'unknown command "fly"'],
     [['keys', 'create'], '--plan is required: one of free, pro, business, enterprise'],
@@ -63,14 +86,14 @@ describe('petstore called wrongly', () => {
     [['backup', 'a.db', 'b.db'], 'one file at a time, please (got 2)'],
     [['backup', '--overwrite', 'a.db'], 'unknown option --overwrite'],
     [['backup', '--force=yes', 'a.db'], '--force takes no value'],
-  ])('exits 1 with one line on stderr for %j', async (argv, message) => {
+  ])('exits 2 with one line on stderr for %j', async (argv, message) => {
     const result = await petstore(tempDatabase(), argv);
 
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
     expect(lines(result.stderr)).toHaveLength(1);
     expect(result.stderr).toContain(message);
-    expect(result.stderr).toMatch(/; see petstore (\w+ )*--help\n$/);
+    expect(result.stderr).toMatch(/; see petstore ([\w-]+ )*--help\n$/);
   });
 
   it('names the command in the --help pointer of a command', async () => {
@@ -89,16 +112,37 @@ describe('petstore called wrongly', () => {
     expect(existsSync(db.slice('sqlite:'.length))).toBe(false);
   });
 
-  it.each([['revoke'], ['unban']])('exits 1 when keys %s is given an unknown id', async (verb) => {
+  it('prints the version of package.json for --version, exit 0', async () => {
+    const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+    const result = await petstore(tempDatabase(), ['--version']);
+    expect(result).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+  });
+
+  it('exits 2 when the domain refuses the input at run time (more days than are kept)', async () => {
+    const db = tempDatabase();
+    const { id } = await createKey(db);
+    const result = await petstore(db, ['keys', 'usage', id, '--days', '91']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('petstore keys usage: days must be a whole number from 1 to 90\n');
+  });
+
+  it.each([
+    ['revoke', []],
+    ['unban', []],
+    ['set-plan', ['--plan', 'pro']],
+    ['set-expiry', ['never']],
+    ['roll', []],
+    ['usage', []],
+  ])('exits 1 when keys %s is given an unknown id', async (verb, rest) => {
     const db = tempDatabase();
     await createKey(db);
 
-    const result = await petstore(db, ['keys', verb, 'key_missing']);
+    const result = await petstore(db, ['keys', verb, 'key_missing', ...rest]);
 
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     expect(result.stderr).toBe(
-      `petstore keys ${verb}: no API key has the id "key_missing" (see petstore keys list)\n`,
+      `petstore keys ${verb}: No API key has the id "key_missing" (see petstore keys list)\n`,
     );
   });
 });

@@ -172,7 +172,8 @@ describe.runIf(available)('PostgreSQL storage', () => {
         }>(
           `SELECT table_name, column_name, data_type, is_identity, identity_generation
            FROM information_schema.columns
-           WHERE table_schema = $1 AND table_name IN ('pets', 'api_keys', 'idempotency_keys')
+           WHERE table_schema = $1
+             AND table_name IN ('pets', 'api_keys', 'idempotency_keys', 'key_audit', 'key_usage')
              AND data_type IN ('bigint', 'integer', 'smallint', 'numeric')`,
           [schema],
         );
@@ -182,14 +183,20 @@ describe.runIf(available)('PostgreSQL storage', () => {
           'api_keys.banned_until',
           'api_keys.created_at',
           'api_keys.deprecated_calls',
+          'api_keys.expires_at',
           'api_keys.last_used_at',
           'api_keys.per_day',
           'api_keys.per_minute',
+          'api_keys.previous_hash_expires_at',
           'api_keys.revoked_at',
           'api_keys.seq',
           'idempotency_keys.created_at',
           'idempotency_keys.locked_at',
           'idempotency_keys.pet_id',
+          'key_audit.at',
+          'key_audit.seq',
+          'key_usage.admitted',
+          'key_usage.refused',
           'pets.category_id',
           'pets.created_at',
           'pets.id',

@@ -31,6 +31,7 @@ const MIGRATIONS = [
   '2026-11-24-06-api-key-seq',
   '2026-11-24-07-api-key-deprecated-calls',
   '2026-11-25-08-store-generation',
+  '2026-12-01-08-key-life',
 ] as const;
 
 function keyRecord(id: string, createdAt: number): NewApiKeyRecord {

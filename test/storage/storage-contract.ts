@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { NewApiKeyRecord } from '../../src/domain/api-keys/api-key.js';
+import type { AuditRecord } from '../../src/domain/api-keys/key-audit.js';
 import { INT64_MAX, type NewPet, type Pet, type PetStatus } from '../../src/domain/pets/pet.js';
 import { IDEMPOTENCY_RETENTION_MS } from '../../src/domain/pets/pet-service.js';
 import type { IdempotencyScope, IdempotentOutcome, Storage } from '../../src/domain/ports.js';
@@ -25,6 +26,18 @@ function newKeyRecord(overrides: Partial<NewApiKeyRecord> = {}): NewApiKeyRecord
     hash,
     displayPrefix: `pk_${hash.slice(0, 9)}`,
     createdAt: Date.now(),
+    ...overrides,
+  };
+}
+
+function auditOf(keyId: string, overrides: Partial<AuditRecord> = {}): AuditRecord {
+  return {
+    id: `aud_${randomUUID()}`,
+    at: Date.now(),
+    keyId,
+    action: 'set_plan',
+    changes: { plan: { from: 'free', to: 'pro' } },
+    actor: { kind: 'cli', user: 'ops', host: 'contract' },
     ...overrides,
   };
 }
@@ -668,6 +681,134 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         await expect(storage.apiKeys.setBannedUntil(id, Date.now() + 1000)).resolves.toBe(false);
         await expect(storage.apiKeys.liftBan(id, Date.now())).resolves.toBe(false);
         await expect(storage.apiKeys.findById(id)).resolves.toBeUndefined();
+      });
+    });
+
+    describe('ApiKeyStore key life, KeyAuditStore and KeyUsageStore', () => {
+      it('updates plan, limits, expiry and secret with the audit record in one go; finds the key by either hash', async () => {
+        const input = newKeyRecord({ plan: 'free' });
+        await storage.apiKeys.insert(input, auditOf(input.id, { action: 'create' }));
+        const hash = randomBytes(32).toString('hex');
+        const audit = auditOf(input.id, { action: 'roll', at: input.createdAt + 5 });
+        const update = {
+          plan: 'enterprise' as const,
+          customLimits: { perMinute: 7, perDay: 70 },
+          expiresAt: input.createdAt + 1_000,
+          secret: {
+            hash,
+            displayPrefix: 'pa_live_Abcd',
+            previousHash: input.hash,
+            previousHashExpiresAt: input.createdAt + 500,
+          },
+        };
+        const seqBefore = Math.max(0, ...(await storage.apiKeys.hashesAfter(0)).map((r) => r.seq));
+        await expect(storage.apiKeys.update(input.id, update, audit)).resolves.toBe(true);
+        // Renumbered: loads of new hashes by seq meet the new secret's hash.
+        expect((await storage.apiKeys.hashesAfter(seqBefore)).map((r) => r.hash)).toContain(hash);
+        const expected = {
+          ...input,
+          plan: 'enterprise',
+          customLimits: { perMinute: 7, perDay: 70 },
+          expiresAt: input.createdAt + 1_000,
+          hash,
+          displayPrefix: 'pa_live_Abcd',
+          previousHash: input.hash,
+          previousHashExpiresAt: input.createdAt + 500,
+          deprecatedCalls: 0,
+        };
+        await expect(storage.apiKeys.findByHash(hash)).resolves.toEqual(expected);
+        await expect(storage.apiKeys.findByHash(input.hash)).resolves.toEqual(expected);
+        // Back to a plan: the custom limits and the expiry go.
+        await storage.apiKeys.update(
+          input.id,
+          { plan: 'pro', customLimits: null, expiresAt: null },
+          auditOf(input.id, { at: input.createdAt + 6 }),
+        );
+        const back = await storage.apiKeys.findById(input.id);
+        expect(back?.plan).toBe('pro');
+        expect(back && 'customLimits' in back).toBe(false);
+        expect(back && 'expiresAt' in back).toBe(false);
+        const trail = await storage.keyAudit.list({ keyId: input.id, limit: 10 });
+        expect(trail.map((r) => r.action)).toEqual(['create', 'roll', 'set_plan']);
+        expect(trail[1]).toEqual(audit);
+      });
+
+      it('appends nothing for an unknown key, and only the revocation that took effect', async () => {
+        const id = `key_${randomUUID()}`;
+        await expect(storage.apiKeys.update(id, { plan: 'pro' }, auditOf(id))).resolves.toBe(false);
+        const input = newKeyRecord();
+        await storage.apiKeys.insert(input);
+        const first = auditOf(input.id, { action: 'revoke' });
+        await storage.apiKeys.revoke(input.id, input.createdAt + 1, first);
+        await storage.apiKeys.revoke(input.id, input.createdAt + 2, auditOf(input.id));
+        await expect(storage.keyAudit.list({ keyId: id, limit: 10 })).resolves.toEqual([]);
+        await expect(storage.keyAudit.list({ keyId: input.id, limit: 10 })).resolves.toEqual([
+          first,
+        ]);
+      });
+
+      it('lists the audit trail from a time on, oldest first, and has no way to change it', async () => {
+        const input = newKeyRecord();
+        await storage.apiKeys.insert(input);
+        for (const at of [3_000, 1_000, 2_000]) {
+          await storage.apiKeys.liftBan(input.id, at, auditOf(input.id, { action: 'unban', at }));
+        }
+        const since = await storage.keyAudit.list({ keyId: input.id, since: 2_000, limit: 10 });
+        expect(since.map((r) => r.at)).toEqual([2_000, 3_000]);
+        const one = await storage.keyAudit.list({ keyId: input.id, limit: 1 });
+        expect(one.map((r) => r.at)).toEqual([1_000]);
+        expect(Object.getOwnPropertyNames(Object.getPrototypeOf(storage.keyAudit))).toEqual([
+          'constructor',
+          'list',
+        ]);
+      });
+
+      it('records the end of a ban once, however often it is cleared', async () => {
+        const input = newKeyRecord();
+        await storage.apiKeys.insert(input);
+        const until = input.createdAt + 100;
+        await storage.apiKeys.setBannedUntil(
+          input.id,
+          until,
+          auditOf(input.id, { action: 'ban', at: input.createdAt }),
+        );
+        const ended = await storage.apiKeys.endedBans(until, 1_000);
+        expect(ended).toContainEqual({ id: input.id, bannedUntil: until });
+        expect(await storage.apiKeys.endedBans(until - 1, 1_000)).not.toContainEqual({
+          id: input.id,
+          bannedUntil: until,
+        });
+        const end = auditOf(input.id, { id: `aud_end_${input.id}`, action: 'ban_end', at: until });
+        await Promise.all([
+          storage.apiKeys.clearEndedBan(input.id, until, end),
+          storage.apiKeys.clearEndedBan(input.id, until, end),
+        ]);
+        await storage.apiKeys.clearEndedBan(input.id, until, end);
+        expect((await storage.apiKeys.findById(input.id))?.bannedUntil).toBeUndefined();
+        const trail = await storage.keyAudit.list({ keyId: input.id, limit: 10 });
+        expect(trail.map((r) => r.action)).toEqual(['ban', 'ban_end']);
+      });
+
+      it('adds usage counts per key and day, reads a range, and purges days before a day', async () => {
+        const keyId = `key_${randomUUID()}`;
+        const other = `key_${randomUUID()}`;
+        await storage.keyUsage.add([
+          { keyId, day: '2026-01-01', admitted: 3, refused: 1 },
+          { keyId, day: '2026-01-02', admitted: 5, refused: 0 },
+          { keyId: other, day: '2026-01-02', admitted: 9, refused: 9 },
+        ]);
+        await storage.keyUsage.add([{ keyId, day: '2026-01-02', admitted: 2, refused: 4 }]);
+        await expect(storage.keyUsage.days(keyId, '2026-01-01', '2026-01-31')).resolves.toEqual([
+          { keyId, day: '2026-01-01', admitted: 3, refused: 1 },
+          { keyId, day: '2026-01-02', admitted: 7, refused: 4 },
+        ]);
+        await expect(storage.keyUsage.days(keyId, '2026-01-02', '2026-01-02')).resolves.toEqual([
+          { keyId, day: '2026-01-02', admitted: 7, refused: 4 },
+        ]);
+        expect(await storage.keyUsage.purgeBefore('2026-01-02')).toBeGreaterThanOrEqual(1);
+        await expect(storage.keyUsage.days(keyId, '2026-01-01', '2026-01-31')).resolves.toEqual([
+          { keyId, day: '2026-01-02', admitted: 7, refused: 4 },
+        ]);
       });
     });
 

@@ -5,6 +5,8 @@ import type { DialectTraits, SqlWrites } from '../sql/dialect-traits.js';
 import { migrate, type MigrateOptions } from '../sql/migrate.js';
 import { SqlApiKeyStore } from '../sql/sql-api-key-store.js';
 import { SqlIdempotencyStore } from '../sql/sql-idempotency-store.js';
+import { SqlKeyAuditStore } from '../sql/sql-key-audit-store.js';
+import { SqlKeyUsageStore } from '../sql/sql-key-usage-store.js';
 import {
   IDLE_IN_TRANSACTION_TIMEOUT_MS,
   openPostgres,
@@ -43,6 +45,7 @@ function postgresTraits(db: Kysely<Database>): DialectTraits {
       ),
     ],
     skipLocked: true,
+    nextKeySeq: 'DEFAULT',
   };
 }
 
@@ -124,6 +127,8 @@ export function createPostgresStorage(config: PostgresConfig): PostgresStorage {
     backend: 'postgres',
     pets,
     apiKeys: new SqlApiKeyStore(db, writes, traits),
+    keyAudit: new SqlKeyAuditStore(db),
+    keyUsage: new SqlKeyUsageStore(db, writes),
     idempotency: new SqlIdempotencyStore(db, writes, traits),
     generation: new PostgresStoreGeneration(db, settled),
     migrate: () =>

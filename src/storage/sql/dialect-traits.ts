@@ -26,4 +26,10 @@ export interface DialectTraits {
    * batches instead of waiting on each other's rows; SQLite has one writer at a time anyway.
    */
   skipLocked: boolean;
+  /**
+   * The SQL of a new `seq` for an existing key (after a roll), so that the incremental loads of
+   * known key hashes pick up its new hash. PostgreSQL: the identity's next value; SQLite: one
+   * above the highest, under its single write lock.
+   */
+  nextKeySeq: string;
 }

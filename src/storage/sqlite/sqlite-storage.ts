@@ -4,6 +4,8 @@ import type { DialectTraits } from '../sql/dialect-traits.js';
 import { migrate } from '../sql/migrate.js';
 import { SqlApiKeyStore } from '../sql/sql-api-key-store.js';
 import { SqlIdempotencyStore } from '../sql/sql-idempotency-store.js';
+import { SqlKeyAuditStore } from '../sql/sql-key-audit-store.js';
+import { SqlKeyUsageStore } from '../sql/sql-key-usage-store.js';
 import { backupSqlite } from './sqlite-backup.js';
 import { openSqlite, type SqliteOpenOptions } from './sqlite-connection.js';
 import { SQLITE_MIGRATIONS } from './sqlite-migrations.js';
@@ -20,7 +22,11 @@ export interface SqliteStorage extends Storage {
 }
 
 /** One writer at a time: a single statement is atomic, and there are no row locks to skip. */
-const SQLITE_TRAITS: DialectTraits = { firstKeyLock: [], skipLocked: false };
+const SQLITE_TRAITS: DialectTraits = {
+  firstKeyLock: [],
+  skipLocked: false,
+  nextKeySeq: '(SELECT coalesce(max(seq), 0) + 1 FROM api_keys)',
+};
 
 export function createSqliteStorage(path: string, options: SqliteOpenOptions = {}): SqliteStorage {
   const { db, raw } = openSqlite(path, options);
@@ -32,6 +38,8 @@ export function createSqliteStorage(path: string, options: SqliteOpenOptions = {
     writer,
     pets: new SqlitePetStore(db, raw, writer),
     apiKeys: new SqlApiKeyStore(db, writer, SQLITE_TRAITS),
+    keyAudit: new SqlKeyAuditStore(db),
+    keyUsage: new SqlKeyUsageStore(db, writer),
     idempotency: new SqlIdempotencyStore(db, writer, SQLITE_TRAITS),
     generation,
     async migrate() {
