@@ -1,6 +1,7 @@
 import type { Config } from './config/config.js';
 import { AdmissionService } from './domain/admission/admission-service.js';
 import { ApiKeyService } from './domain/api-keys/api-key-service.js';
+import { KeyManagementService } from './domain/api-keys/key-management-service.js';
 import { type Clock, MINUTE_MS, systemClock } from './domain/clock.js';
 import { PetService } from './domain/pets/pet-service.js';
 import type { Dependency, KeyChangeNotifier, RateLimitStore, Storage } from './domain/ports.js';
@@ -27,6 +28,8 @@ export interface Services {
   readonly limiter: RateLimiter;
   /** Who gets in (every request of the API) and the key operations that change it. */
   readonly admission: AdmissionService;
+  /** Every operation on a key over its life (CLI and admin API), audited. */
+  readonly keys: KeyManagementService;
   readonly dependencies: readonly Dependency[];
   /**
    * What a server does besides answering requests: dropping keys other instances changed from the
@@ -132,6 +135,7 @@ export async function createServices(
       pets,
       limiter,
       admission: new AdmissionService(apiKeys, limiter),
+      keys: new KeyManagementService(),
       dependencies,
       async startBackgroundWork() {
         await apiKeys.listenForChanges().catch((error: unknown) => {
