@@ -1,4 +1,5 @@
 import { type Config, ConfigError, loadConfigFromProcess } from './config/config.js';
+import { buildAdminApp } from './http/admin-app.js';
 import { buildApp } from './http/build-app.js';
 import { createLogger } from './http/log-options.js';
 import { createServices } from './services.js';
@@ -30,6 +31,10 @@ async function main(): Promise<void> {
   const services = await createServices(config, { migrate: true, log: logger });
   const app = await buildApp({ services, logger });
   await services.startBackgroundWork();
+  // The admin API, when ADMIN_PORT is set: its own listener, closed with the pet API's (onClose
+  // runs inside app.close(), so before storage closes).
+  const adminApp = config.admin ? await buildAdminApp({ services, logger }) : undefined;
+  if (adminApp) app.addHook('onClose', () => adminApp.close());
 
   const first = await services.apiKeys.ensureFirstKey();
   if (first !== undefined) {
@@ -78,6 +83,10 @@ async function main(): Promise<void> {
     { database: services.storage.backend, durability, environment: config.environment },
     `Pet Adoption Service listening; API at ${config.publicBaseUrl}/v1, docs at ${config.publicBaseUrl}/docs`,
   );
+  if (adminApp && config.admin) {
+    await adminApp.listen({ port: config.admin.port, host: config.admin.host });
+    app.log.info({ admin: config.admin }, 'admin API listening under /admin/v1');
+  }
 }
 
 main().catch((error: unknown) => {

@@ -2,6 +2,9 @@ import { type Config, ConfigError, loadConfigFromProcess } from '../config/confi
 import { type Clock, systemClock } from '../domain/clock.js';
 import { createServices, type Services } from '../services.js';
 import { type Command, CommandError, type Output, type Run, UsageError } from './command.js';
+import { adminTokensCreate } from './commands/admin-tokens-create.js';
+import { adminTokensList } from './commands/admin-tokens-list.js';
+import { adminTokensRevoke } from './commands/admin-tokens-revoke.js';
 import { backup } from './commands/backup.js';
 import { keysCreate } from './commands/keys-create.js';
 import { keysList } from './commands/keys-list.js';
@@ -24,6 +27,9 @@ const COMMANDS: readonly Command[] = [
   keysList,
   keysRevoke,
   keysUnban,
+  adminTokensCreate,
+  adminTokensList,
+  adminTokensRevoke,
   seed,
   migrate,
   backup,

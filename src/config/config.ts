@@ -50,6 +50,23 @@ export interface Config {
   readonly banSeconds: number;
   readonly corsOrigins: readonly string[];
   readonly logLevel: string;
+  /** The admin API's own listener (ADMIN_PORT, ADMIN_HOST); undefined, the default, is off. */
+  readonly admin: AdminListenerConfig | undefined;
+}
+
+/** Where the admin API listens: never on the pet API's port. */
+export interface AdminListenerConfig {
+  readonly port: number;
+  /** Default 127.0.0.1: reachable from the host only unless chosen otherwise. */
+  readonly host: string;
+}
+
+function adminListener(env: Env, publicPort: number): AdminListenerConfig | undefined {
+  const raw = read(env, 'ADMIN_PORT');
+  if (raw === undefined) return undefined;
+  const port = integer(env, 'ADMIN_PORT', 0, 1, 65535);
+  if (port === publicPort) fail('ADMIN_PORT', `a port other than PORT (${publicPort})`, raw);
+  return Object.freeze({ port, host: read(env, 'ADMIN_HOST') ?? '127.0.0.1' });
 }
 
 export class ConfigError extends Error {
@@ -203,6 +220,7 @@ export function loadConfig(env: Env): Config {
     banSeconds: integer(env, 'PETSTORE_BAN_SECONDS', 900, 1, 31_536_000),
     corsOrigins: Object.freeze(corsOrigins),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    admin: adminListener(env, port),
   });
 }
 

@@ -4,7 +4,12 @@
  * (src/http/errors/error-table.ts); domain code never picks a status.
  */
 export type DomainErrorCode =
-  'invalid_parameter' | 'not_found' | 'gone' | 'idempotency_key_in_use' | 'idempotency_key_reused';
+    | 'invalid_parameter'
+  | 'not_found'
+  | 'gone'
+  | 'idempotency_key_in_use'
+  | 'idempotency_key_reused'
+  | 'key_not_found';
 
 export class DomainError<C extends DomainErrorCode = DomainErrorCode> extends Error {
   constructor(
@@ -18,6 +23,8 @@ export class DomainError<C extends DomainErrorCode = DomainErrorCode> extends Er
 
 export const domainErrors = {
   petNotFound: (id: bigint | number) => new DomainError('not_found', `No pet has id ${id}`),
+  keyNotFound: (id: string) =>
+    new DomainError('key_not_found', `No API key has id ${id}: list the keys to find its id`),
   invalidCursor: () =>
     new DomainError(
       'invalid_parameter',

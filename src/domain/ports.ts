@@ -1,3 +1,4 @@
+import type { AdminIdempotencyStore, AdminTokenStore } from './admin-tokens/admin-token.js';
 import type { ApiKeyRecord, NewApiKeyRecord } from './api-keys/api-key.js';
 import type { NewPet, Pet, PetStatus } from './pets/pet.js';
 
@@ -122,6 +123,9 @@ export interface Storage {
   readonly pets: PetStore;
   readonly apiKeys: ApiKeyStore;
   readonly idempotency: IdempotencyStore;
+  /** The admin API's credentials and its Idempotency-Keys. */
+  readonly adminTokens: AdminTokenStore;
+  readonly adminIdempotency: AdminIdempotencyStore;
   /** Applies pending migrations and says what it did, a line each; safe to call on every start. */
   migrate(): Promise<string[]>;
   /** Resolves when the database answers a trivial query. */

@@ -55,6 +55,11 @@ export const ERRORS: { readonly [C in ErrorCode]: TableEntry<C> } = {
     when: 'No pet with that id, or no operation at that path.',
     example: domainErrors.petNotFound(7),
   },
+  key_not_found: {
+    status: 404,
+    when: 'Admin API: no API key has that id.',
+    example: domainErrors.keyNotFound('key_8Fq2LkA0pQe7ZcX1'),
+  },
   method_not_allowed: {
     status: 405,
     when: 'The path exists, but not for that method (see Allow).',

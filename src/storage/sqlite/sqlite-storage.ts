@@ -2,6 +2,8 @@ import { sql } from 'kysely';
 import type { Storage } from '../../domain/ports.js';
 import type { DialectTraits } from '../sql/dialect-traits.js';
 import { migrate } from '../sql/migrate.js';
+import { SqlAdminIdempotencyStore } from '../sql/sql-admin-idempotency-store.js';
+import { SqlAdminTokenStore } from '../sql/sql-admin-token-store.js';
 import { SqlApiKeyStore } from '../sql/sql-api-key-store.js';
 import { SqlIdempotencyStore } from '../sql/sql-idempotency-store.js';
 import { backupSqlite } from './sqlite-backup.js';
@@ -31,6 +33,8 @@ export function createSqliteStorage(path: string, options: SqliteOpenOptions = {
     pets: new SqlitePetStore(db, raw, writer),
     apiKeys: new SqlApiKeyStore(db, writer, SQLITE_TRAITS),
     idempotency: new SqlIdempotencyStore(db, writer, SQLITE_TRAITS),
+    adminTokens: new SqlAdminTokenStore(db, writer),
+    adminIdempotency: new SqlAdminIdempotencyStore(db, writer),
     migrate: () => migrate(db, SQLITE_MIGRATIONS, 'latest'),
     migrateDown: () => migrate(db, SQLITE_MIGRATIONS, 'down'),
     async ping() {
