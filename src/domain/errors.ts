@@ -4,7 +4,7 @@
  * (src/http/errors/error-table.ts); domain code never picks a status.
  */
 export type DomainErrorCode =
-    | 'invalid_parameter'
+  | 'invalid_parameter'
   | 'not_found'
   | 'gone'
   | 'idempotency_key_in_use'

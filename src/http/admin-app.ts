@@ -1,6 +1,9 @@
 import swagger from '@fastify/swagger';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import type { Services } from '../services.js';
+import type { Config } from '../config/config.js';
+import type { AdminAdmissionService } from '../domain/admin-tokens/admin-admission.js';
+import type { AdminIdempotency } from '../domain/admin-tokens/admin-idempotency.js';
+import type { KeyManagementService } from '../domain/api-keys/key-management-service.js';
 import { createAdminGuard } from './admin-token-guard.js';
 import { createBaseApp } from './base-app.js';
 import { ERRORS } from './errors/error-table.js';
@@ -15,7 +18,14 @@ import { ADMIN_SCOPE, isUnder } from './scopes.js';
 import type { JsonSchema } from './validator-compiler.js';
 
 /** What the admin app uses, out of the process's services. */
-export type AdminAppServices = Pick<Services, 'config' | 'keys' | 'admin'>;
+export interface AdminAppServices {
+  readonly config: Config;
+  readonly keys: KeyManagementService;
+  readonly admin: {
+    readonly admission: AdminAdmissionService;
+    readonly idempotency: AdminIdempotency;
+  };
+}
 
 const SCHEMAS = [...ADMIN_SCHEMAS, ErrorSchema] as unknown as JsonSchema[];
 const GET_HEAD = ['GET', 'HEAD'];
@@ -70,7 +80,11 @@ export async function buildAdminApp(deps: {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Pet Adoption Service: admin API', version: '1.0.0', description: DESCRIPTION },
+      info: {
+        title: 'Pet Adoption Service: admin API',
+        version: '1.0.0',
+        description: DESCRIPTION,
+      },
       servers: [
         {
           url: `http://${config.admin?.host ?? '127.0.0.1'}:${config.admin?.port ?? 8081}${ADMIN_SCOPE.prefix}`,

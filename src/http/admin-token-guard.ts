@@ -1,5 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AdminAdmissionService, AdminRefusal } from '../domain/admin-tokens/admin-admission.js';
+import type {
+  AdminAdmissionService,
+  AdminRefusal,
+} from '../domain/admin-tokens/admin-admission.js';
 import type { AdminTokenRecord } from '../domain/admin-tokens/admin-token.js';
 import { credentialOf } from './api-key-guard.js';
 import { type HttpError, httpErrors } from './errors/http-error.js';

@@ -12,13 +12,22 @@ export const adminTokensList: Command = {
     return async (context) => {
       const tokens = await context.services.admin.tokens.list();
       if (tokens.length === 0) {
-        context.stderr.write('No admin tokens. Create one: petstore admin-tokens create --name LABEL\n');
+        context.stderr.write(
+          'No admin tokens. Create one: petstore admin-tokens create --name LABEL\n',
+        );
         return;
       }
       for (const t of tokens) {
         const state = t.revokedAt === undefined ? 'active' : `revoked ${iso(t.revokedAt)}`;
         context.stdout.write(
-          [t.id, JSON.stringify(t.name), t.displayPrefix, iso(t.createdAt), iso(t.lastUsedAt), state]
+          [
+            t.id,
+            JSON.stringify(t.name),
+            t.displayPrefix,
+            iso(t.createdAt),
+            iso(t.lastUsedAt),
+            state,
+          ]
             .join('\t')
             .concat('\n'),
         );

@@ -13,16 +13,17 @@ export const adminTokensRevoke: Command = {
     const { positionals } = parseCommandArgs(args, {}, true);
     const [id, ...extra] = positionals;
     if (id === undefined || id === '') {
-      throw new UsageError('a token id is required (the adm_... column of petstore admin-tokens list)');
+      throw new UsageError(
+        'a token id is required (the adm_... column of petstore admin-tokens list)',
+      );
     }
-    if (extra.length > 0) throw new UsageError(`one token id at a time, please (got ${positionals.length})`);
+    if (extra.length > 0)
+      throw new UsageError(`one token id at a time, please (got ${positionals.length})`);
     return async (context) => {
       if (!(await context.services.admin.tokens.revoke(id))) {
         throw new CommandError(`no admin token has id ${id} (see petstore admin-tokens list)`);
       }
-      context.stderr.write(
-        `Revoked ${id}. Running servers stop accepting it within 5 seconds.\n`,
-      );
+      context.stderr.write(`Revoked ${id}. Running servers stop accepting it within 5 seconds.\n`);
     };
   },
 };

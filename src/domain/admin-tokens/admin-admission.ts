@@ -9,8 +9,7 @@ export type AdminRefusal =
   | { code: 'rate_limited'; window: WindowState; retryAfterSeconds: number };
 
 export type AdminAdmission =
-  | { admitted: true; token: AdminTokenRecord }
-  | { admitted: false; refusal: AdminRefusal };
+  { admitted: true; token: AdminTokenRecord } | { admitted: false; refusal: AdminRefusal };
 
 /**
  * Who gets in to the admin API. A valid admin token is not rate-limited (operators, not

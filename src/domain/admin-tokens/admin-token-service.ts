@@ -14,8 +14,7 @@ import type { AdminTokenRecord, AdminTokenStore } from './admin-token.js';
 export type AdminTokenRefusal = 'missing' | 'malformed' | 'unknown' | 'revoked' | 'not_looked_up';
 
 export type AdminAuthResult =
-  | { ok: true; token: AdminTokenRecord }
-  | { ok: false; reason: AdminTokenRefusal };
+  { ok: true; token: AdminTokenRecord } | { ok: false; reason: AdminTokenRefusal };
 
 interface CacheEntry {
   record: AdminTokenRecord;
@@ -68,7 +67,10 @@ export class AdminTokenService {
    * Verifies the token of an `Authorization: Bearer` header. `gate` is asked before storage is read
    * for a token not seen valid lately: when it refuses, storage is not read at all.
    */
-  async authenticate(token: string | undefined, gate: () => Promise<boolean>): Promise<AdminAuthResult> {
+  async authenticate(
+    token: string | undefined,
+    gate: () => Promise<boolean>,
+  ): Promise<AdminAuthResult> {
     if (token === undefined || token === '') return { ok: false, reason: 'missing' };
     const now = this.clock.now();
     const entry = this.cache.get(token);

@@ -60,7 +60,11 @@ export interface AdminIdempotencyStore {
     abandonedBefore: number,
   ): Promise<AdminIdempotencyClaim>;
   /** Stores the response of a claimed request. */
-  complete(tokenId: string, keyHash: string, response: { status: number; sealed: string }): Promise<void>;
+  complete(
+    tokenId: string,
+    keyHash: string,
+    response: { status: number; sealed: string },
+  ): Promise<void>;
   /** Frees a claim whose request failed, so a retry with the same key runs again. */
   release(tokenId: string, keyHash: string): Promise<void>;
   /** Deletes at most `limit` records created at or before `before`; returns how many. */

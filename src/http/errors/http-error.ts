@@ -100,7 +100,10 @@ export const httpErrors = {
         unknown: 'Admin token is not valid: check it was copied whole, or create a new one',
         revoked: 'Admin token has been revoked: create a new one with petstore admin-tokens create',
       }[refusal],
-      { 'www-authenticate': refusal === 'missing' ? ADMIN_REALM : `${ADMIN_REALM}, error="invalid_token"` },
+      {
+        'www-authenticate':
+          refusal === 'missing' ? ADMIN_REALM : `${ADMIN_REALM}, error="invalid_token"`,
+      },
     ),
   /** `inApi`: the path is under the API's prefix, where what is missing is an operation. */
   noRoute: (method: string, path: string, inApi: boolean) =>

@@ -21,7 +21,9 @@ const ERROR_HEADERS: Partial<Record<number, Headers>> = {
       description: 'Whole seconds until the address budget for requests without a token resets.',
     },
   },
-  503: { 'Retry-After': { type: 'integer', description: 'Whole seconds to wait before retrying.' } },
+  503: {
+    'Retry-After': { type: 'integer', description: 'Whole seconds to wait before retrying.' },
+  },
 };
 
 /** A response as both Fastify's serializer and the admin OpenAPI document read it. */
@@ -48,7 +50,10 @@ export function adminErrors(codes: readonly ErrorCode[], own: OwnExamples = {}) 
   const responses: Record<number, object> = {};
   for (const [status, list] of byStatus) {
     const examples = Object.fromEntries(
-      list.map((code) => [code, { summary: code, value: errorBody(own[code] ?? ERRORS[code].example) }]),
+      list.map((code) => [
+        code,
+        { summary: code, value: errorBody(own[code] ?? ERRORS[code].example) },
+      ]),
     );
     responses[status] = {
       description: list.map((code) => `\`${code}\`: ${ERRORS[code].when}`).join(' '),

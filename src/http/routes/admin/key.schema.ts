@@ -47,7 +47,9 @@ export const KeySchema = Type.Object(
       { perMinute: Type.Integer(), perDay: Type.Integer() },
       { additionalProperties: false, description: 'The limits in force.' },
     ),
-    prefix: Type.String({ description: 'The first 12 characters of the secret; never the secret.' }),
+    prefix: Type.String({
+      description: 'The first 12 characters of the secret; never the secret.',
+    }),
     state: Type.Union(
       ['active', 'revoked', 'expired', 'banned'].map((s) => Type.Literal(s)),
       { description: 'What a request with the key gets now.' },
@@ -116,8 +118,8 @@ export const AuditSchema = Type.Array(
       at: Type.String({ format: 'date-time' }),
       keyId: Type.String(),
       action: Type.Union(
-        ['create', 'set_plan', 'set_expiry', 'roll', 'revoke', 'unban', 'ban', 'ban_end'].map(
-          (a) => Type.Literal(a),
+        ['create', 'set_plan', 'set_expiry', 'roll', 'revoke', 'unban', 'ban', 'ban_end'].map((a) =>
+          Type.Literal(a),
         ),
       ),
       changes: Type.Record(
@@ -158,7 +160,10 @@ export const CreateKeyBodySchema = Type.Object(
 
 export const SetPlanBodySchema = Type.Object(
   { plan, perMinute: Type.Optional(limit('minute')), perDay: Type.Optional(limit('day')) },
-  { additionalProperties: false, examples: [{ plan: 'enterprise', perMinute: 5000, perDay: 1000000 }] },
+  {
+    additionalProperties: false,
+    examples: [{ plan: 'enterprise', perMinute: 5000, perDay: 1000000 }],
+  },
 );
 
 export const SetExpiryBodySchema = Type.Object(
@@ -192,7 +197,11 @@ export const KeyParamsSchema = Type.Object(
 export const UsageQuerySchema = Type.Object(
   {
     days: Type.Optional(
-      Type.Integer({ minimum: USAGE_DAYS.min, maximum: USAGE_DAYS.max, default: USAGE_DAYS.default }),
+      Type.Integer({
+        minimum: USAGE_DAYS.min,
+        maximum: USAGE_DAYS.max,
+        default: USAGE_DAYS.default,
+      }),
     ),
   },
   { additionalProperties: false },
@@ -203,7 +212,11 @@ export const AuditQuerySchema = Type.Object(
     keyId: Type.Optional(Type.String({ pattern: KEY_ID })),
     since: Type.Optional(Type.String({ pattern: RFC3339, description: 'RFC 3339.' })),
     limit: Type.Optional(
-      Type.Integer({ minimum: AUDIT_LIMIT.min, maximum: AUDIT_LIMIT.max, default: AUDIT_LIMIT.default }),
+      Type.Integer({
+        minimum: AUDIT_LIMIT.min,
+        maximum: AUDIT_LIMIT.max,
+        default: AUDIT_LIMIT.default,
+      }),
     ),
   },
   { additionalProperties: false },

@@ -1,7 +1,10 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AdminIdempotency, StoredResponse } from '../../../domain/admin-tokens/admin-idempotency.js';
+import type {
+  AdminIdempotency,
+  StoredResponse,
+} from '../../../domain/admin-tokens/admin-idempotency.js';
 import type {
   Actor,
   KeyManagementService,
@@ -39,7 +42,8 @@ const TAGS = ['Keys'];
 const REPLAYED = {
   'Idempotent-Replayed': {
     type: 'string',
-    description: '`true` when this is the stored response of an earlier request with the same Idempotency-Key.',
+    description:
+      '`true` when this is the stored response of an earlier request with the same Idempotency-Key.',
   },
 };
 
@@ -60,7 +64,11 @@ function planChange(body: { plan: Plan; perMinute?: number; perDay?: number }): 
   if (problem === 'only_for_enterprise') {
     throw httpErrors.invalidBody('perMinute and perDay are only for plan enterprise');
   }
-  if (problem === 'enterprise_needs_both' || body.perMinute === undefined || body.perDay === undefined) {
+  if (
+    problem === 'enterprise_needs_both' ||
+    body.perMinute === undefined ||
+    body.perDay === undefined
+  ) {
     if (body.plan === 'enterprise') {
       throw httpErrors.invalidBody('plan enterprise needs both perMinute and perDay');
     }
@@ -88,7 +96,11 @@ async function idempotent(
   const secret = request.adminTokenSecret;
   const result =
     typeof key === 'string' && token !== undefined && secret !== undefined
-      ? await deps.idempotency.run({ tokenId: token.id, token: secret, key }, fingerprinted, operation)
+      ? await deps.idempotency.run(
+          { tokenId: token.id, token: secret, key },
+          fingerprinted,
+          operation,
+        )
       : { ...(await operation()), replayed: false };
   if (result.replayed) void reply.header('idempotent-replayed', 'true');
   // A create (a replayed one too) names the key it made.
@@ -154,7 +166,8 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRoutesDependenc
       schema: {
         operationId: 'listKeys',
         summary: 'List API keys',
-        description: 'Every key, oldest first, in the shape of `petstore keys list --json`; never a secret.',
+        description:
+          'Every key, oldest first, in the shape of `petstore keys list --json`; never a secret.',
         tags: TAGS,
         response: { 200: adminJson('The keys.', Type.Ref(KeysSchema)), ...adminErrors([]) },
       },
@@ -201,7 +214,14 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRoutesDependenc
         body: SetPlanBodySchema,
         response: {
           200: adminJson('The key with its new limits.', Type.Ref(KeySchema)),
-          ...adminErrors(['invalid_body', 'invalid_json', 'invalid_parameter', 'key_not_found', 'payload_too_large', 'unsupported_media_type']),
+          ...adminErrors([
+            'invalid_body',
+            'invalid_json',
+            'invalid_parameter',
+            'key_not_found',
+            'payload_too_large',
+            'unsupported_media_type',
+          ]),
         },
       },
     },
@@ -223,7 +243,14 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRoutesDependenc
         body: SetExpiryBodySchema,
         response: {
           200: adminJson('The key with its new expiry.', Type.Ref(KeySchema)),
-          ...adminErrors(['invalid_body', 'invalid_json', 'invalid_parameter', 'key_not_found', 'payload_too_large', 'unsupported_media_type']),
+          ...adminErrors([
+            'invalid_body',
+            'invalid_json',
+            'invalid_parameter',
+            'key_not_found',
+            'payload_too_large',
+            'unsupported_media_type',
+          ]),
         },
       },
     },
@@ -241,7 +268,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRoutesDependenc
     {
       schema: {
         operationId: 'rollKey',
-        summary: "Give a key a new secret",
+        summary: 'Give a key a new secret',
         description:
           'Same key record (id, plan, counters, ban). The new secret is in this response only; the previous one keeps working for `graceSeconds` (default 86400). Accepts `Idempotency-Key` as createKey does.',
         tags: TAGS,
@@ -315,7 +342,10 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRoutesDependenc
         params,
         querystring: UsageQuerySchema,
         response: {
-          200: adminJson('Admitted and refused requests per day, the last `days` days.', Type.Ref(UsageSchema)),
+          200: adminJson(
+            'Admitted and refused requests per day, the last `days` days.',
+            Type.Ref(UsageSchema),
+          ),
           ...adminErrors(['invalid_parameter', 'key_not_found']),
         },
       },
@@ -333,7 +363,8 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRoutesDependenc
       schema: {
         operationId: 'listAudit',
         summary: 'The audit trail of key changes',
-        description: 'Every change to a key, oldest first: when, what (old and new values), who. Never a secret.',
+        description:
+          'Every change to a key, oldest first: when, what (old and new values), who. Never a secret.',
         tags: ['Audit'],
         querystring: AuditQuerySchema,
         response: {
