@@ -5,6 +5,7 @@ import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { buildAdminApp } from '../../../src/http/admin-app.js';
 import { createLogger } from '../../../src/http/log-options.js';
+import type { Storage } from '../../../src/domain/ports.js';
 import { createServices, type Services } from '../../../src/services.js';
 import {
   call,
@@ -22,6 +23,9 @@ export interface AdminTestServer {
   createToken(name?: string): Promise<{ id: string; token: string }>;
   /** Every admin response seen so far, for the contract check. */
   responses: AdminResponse[];
+  /** The admin idempotency store of the storage under test. */
+  storage(): Storage['adminIdempotency'];
+
   close(): Promise<void>;
 }
 
@@ -54,6 +58,7 @@ export async function startAdminServer(options: ServerOptions = {}): Promise<Adm
     admin: { url: `http://127.0.0.1:${port}`, app },
     services,
     responses: [],
+    storage: () => pets.storage.adminIdempotency,
     async createToken(name = 'test') {
       const { record, token } = await services.admin.tokens.create(name);
       return { id: record.id, token };
