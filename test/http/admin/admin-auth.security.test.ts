@@ -128,3 +128,21 @@ describe('the two listeners', () => {
     expect(res.headers.get('allow')).toBe('GET, HEAD, POST');
   });
 });
+
+describe('admin logs', () => {
+  const lines: string[] = [];
+  const logged = useAdminServer({ logLines: lines });
+
+  it('name the admin token id of every call and never hold a token or a key', async () => {
+    const { id, token } = await logged().createToken('logged');
+    const { key } = await logged().pets.createKey();
+    await adminCall(logged(), 'GET', '/admin/v1/keys', { key: token });
+    await adminCall(logged(), 'GET', `/admin/v1/keys/${'key_'.padEnd(20, 'x')}?t=${token}`, {
+      key,
+    });
+    const text = lines.join('');
+    expect(text).toContain(`"adminTokenId":"${id}"`);
+    expect(text).not.toContain(token);
+    expect(text).not.toContain(key);
+  });
+});
