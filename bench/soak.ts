@@ -356,7 +356,7 @@ async function main(options: Options): Promise<void> {
     const keys = [benchKey, ...(await createKeys(own, options.keys - 1, 'soak'))];
     const revoked = await createKeys(own, 20, 'soak revoked');
     for (const record of (await own.apiKeys.list()).filter((r) => r.label === 'soak revoked')) {
-      await own.apiKeys.revoke(record.id);
+      await own.keys.revoke(record.id, { kind: 'cli', user: 'soak', host: 'bench' });
     }
     progress(`${keys.length} active keys, ${revoked.length} revoked`);
     if (options.expiredRecords > 0) {

@@ -5,6 +5,7 @@ import { AdminTokenService } from './domain/admin-tokens/admin-token-service.js'
 import { AdmissionService } from './domain/admission/admission-service.js';
 import { ApiKeyService } from './domain/api-keys/api-key-service.js';
 import { KeyManagementService } from './domain/api-keys/key-management-service.js';
+import { KeyUsageCounter } from './domain/api-keys/key-usage-counter.js';
 import { type Clock, MINUTE_MS, systemClock } from './domain/clock.js';
 import { PetService } from './domain/pets/pet-service.js';
 import type { Dependency, KeyChangeNotifier, RateLimitStore, Storage } from './domain/ports.js';
@@ -31,6 +32,8 @@ export interface Services {
   readonly limiter: RateLimiter;
   /** Who gets in (every request of the API) and the key operations that change it. */
   readonly admission: AdmissionService;
+  /** Requests per key and day, counted in memory and flushed on an interval and at close. */
+  readonly usage: KeyUsageCounter;
   /** Every operation on a key over its life (CLI and admin API), audited. */
   readonly keys: KeyManagementService;
   readonly dependencies: readonly Dependency[];
@@ -64,6 +67,8 @@ export interface ServiceOptions {
 
 /** Idempotency records are purged this often, in batches, a bounded amount each time. */
 const PURGE = { everyMs: MINUTE_MS, batch: 1_000, maxBatches: 10 } as const;
+/** Ended bans are recorded (audit) this often; a ban's end shows in the trail within about it. */
+const BAN_END_SWEEP_MS = 5_000;
 
 /**
  * The composition root: main.ts, the CLI and the tests all build their services here, so each
@@ -127,6 +132,31 @@ export async function createServices(
 
     const adminTokens = new AdminTokenService(storage.adminTokens, clock);
     const adminIdempotency = new AdminIdempotency(storage.adminIdempotency, clock);
+    const usage = new KeyUsageCounter(storage.keyUsage, clock);
+    const keys = new KeyManagementService(
+      storage.apiKeys,
+      storage.keyAudit,
+      storage.keyUsage,
+      apiKeys,
+      limiter,
+      clock,
+      { usageRetentionDays: config.keyLife.usageRetentionDays },
+    );
+    const flushUsage = async () => {
+      try {
+        await usage.flush();
+      } catch (error) {
+        log?.warn({ err: error }, 'writing usage counts failed; keeping them for the next try');
+      }
+    };
+    const keyUpkeep = async () => {
+      try {
+        await keys.recordEndedBans();
+      } catch (error) {
+        log?.warn({ err: error }, 'recording the end of bans failed; retrying later');
+      }
+    };
+
     const purge = async () => {
       try {
         const purged =
@@ -135,6 +165,12 @@ export async function createServices(
         if (purged > 0) log?.info({ purged }, 'purged expired idempotency records');
       } catch (error) {
         log?.warn({ err: error }, 'purging expired idempotency records failed; retrying later');
+      }
+      try {
+        const purged = await keys.purgeUsage();
+        if (purged > 0) log?.info({ purged }, 'purged usage days past their retention');
+      } catch (error) {
+        log?.warn({ err: error }, 'purging old usage days failed; retrying later');
       }
     };
 
@@ -147,8 +183,9 @@ export async function createServices(
       apiKeys,
       pets,
       limiter,
-      admission: new AdmissionService(apiKeys, limiter),
-      keys: new KeyManagementService(),
+      admission: new AdmissionService(apiKeys, limiter, usage),
+      usage,
+      keys,
       dependencies,
       admin: {
         tokens: adminTokens,
@@ -166,11 +203,14 @@ export async function createServices(
           timers.push(setInterval(() => void purge(), PURGE.everyMs).unref());
         }, Math.random() * PURGE.everyMs).unref();
         timers.push(first);
+        timers.push(setInterval(() => void flushUsage(), config.keyLife.usageFlushMs).unref());
+        timers.push(setInterval(() => void keyUpkeep(), BAN_END_SWEEP_MS).unref());
       },
       async close() {
         for (const timer of timers) clearTimeout(timer);
         // Counts gathered since the last interval go to storage before it closes.
         await apiKeys.flushDeprecatedCalls();
+        await flushUsage();
         await closeAll(owned);
       },
     };

@@ -34,12 +34,12 @@ export interface Command {
   prepare(args: string[]): Run;
 }
 
-/** The command was called wrongly: one line naming the problem, a pointer to --help, exit 1. */
+/** The command was called wrongly: one line naming the problem, a pointer to --help, exit 2. */
 export class UsageError extends Error {
   override name = 'UsageError';
 }
 
-/** The command was called correctly but cannot do its job (e.g. no such key): one line, exit 1. */
+/** The command was called correctly but cannot do its job (e.g. a full disk): one line, exit 1. */
 export class CommandError extends Error {
   override name = 'CommandError';
 }
@@ -129,7 +129,8 @@ export function keyIdCommand(spec: {
   name: string;
   summary: string;
   help: readonly string[];
-  act: (services: Services, id: string) => Promise<boolean>;
+  /** Throws the domain's key_not_found for an unknown id. */
+  act: (services: Services, id: string) => Promise<unknown>;
   done: (id: string) => string;
 }): Command {
   return {
@@ -145,11 +146,7 @@ export function keyIdCommand(spec: {
     prepare(args) {
       const id = keyIdArgument(args);
       return async ({ services, stderr }) => {
-        if (!(await spec.act(services, id))) {
-          throw new CommandError(
-            `no API key has the id ${JSON.stringify(id)} (see petstore keys list)`,
-          );
-        }
+        await spec.act(services, id);
         stderr.write(`${spec.done(id)}\n`);
       };
     },

@@ -1,6 +1,7 @@
 import type { Config } from '../config/config.js';
 import type { ApiKeyRecord } from '../domain/api-keys/api-key.js';
 import { ApiKeyService } from '../domain/api-keys/api-key-service.js';
+import type { KeyView } from '../domain/api-keys/key-management-service.js';
 
 /** Where a command acts, for operators who run it against the wrong file; never shows a password. */
 export function describeDatabase(database: Config['database']): string {
@@ -17,4 +18,9 @@ export function describePlan(record: ApiKeyRecord): string {
   }
   const { perMinute, perDay } = ApiKeyService.limitsOf(record);
   return `${record.plan} ${perMinute}/min ${perDay}/day`;
+}
+
+/** "pro 300/min 10000/day", from the view the CLI and the admin API share. */
+export function describeView(view: KeyView): string {
+  return `${view.plan} ${view.limits.perMinute}/min ${view.limits.perDay}/day`;
 }

@@ -1,15 +1,22 @@
+import { readFileSync } from 'node:fs';
 import { type Config, ConfigError, loadConfigFromProcess } from '../config/config.js';
 import { type Clock, systemClock } from '../domain/clock.js';
+import { DomainError } from '../domain/errors.js';
 import { createServices, type Services } from '../services.js';
 import { type Command, CommandError, type Output, type Run, UsageError } from './command.js';
 import { adminTokensCreate } from './commands/admin-tokens-create.js';
 import { adminTokensList } from './commands/admin-tokens-list.js';
 import { adminTokensRevoke } from './commands/admin-tokens-revoke.js';
 import { backup } from './commands/backup.js';
+import { keysAudit } from './commands/keys-audit.js';
 import { keysCreate } from './commands/keys-create.js';
 import { keysList } from './commands/keys-list.js';
 import { keysRevoke } from './commands/keys-revoke.js';
+import { keysRoll } from './commands/keys-roll.js';
+import { keysSetExpiry } from './commands/keys-set-expiry.js';
+import { keysSetPlan } from './commands/keys-set-plan.js';
 import { keysUnban } from './commands/keys-unban.js';
+import { keysUsage } from './commands/keys-usage.js';
 import { migrate } from './commands/migrate.js';
 import { seed } from './commands/seed.js';
 
@@ -25,16 +32,34 @@ export interface CliIo {
 const COMMANDS: readonly Command[] = [
   keysCreate,
   keysList,
+  keysSetPlan,
+  keysSetExpiry,
+  keysRoll,
   keysRevoke,
   keysUnban,
   adminTokensCreate,
   adminTokensList,
   adminTokensRevoke,
+  keysUsage,
+  keysAudit,
   seed,
   migrate,
   backup,
 ];
 const HELP_FLAGS = new Set(['--help', '-h']);
+
+/**
+ * Exit statuses, as CLIs conventionally use them (BSD sysexits, GNU tools): 2 when the command was
+ * called wrongly (nothing was done), 1 when a correct call failed while running.
+ */
+export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
+
+/** The package's version, from package.json beside src/ and dist/. */
+function version(): string {
+  const text = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
+  const parsed = JSON.parse(text) as { version?: unknown };
+  return typeof parsed.version === 'string' ? parsed.version : 'unknown';
+}
 
 function overview(commands: readonly Command[]): string {
   const width = Math.max(...commands.map((c) => c.name.length));
@@ -46,7 +71,8 @@ function overview(commands: readonly Command[]): string {
     'Commands:',
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
-    'Run petstore <command> --help for the options of one command.',
+    'Run petstore <command> --help for the options of one command; petstore --version.',
+    'Exit status: 0 done, 1 failed while running, 2 called wrongly (see --help).',
     '(Through npx, which keeps a leading --help for itself: npx --no petstore help.)',
     'Uses the same DATABASE_URL and PETSTORE_ENV as the server (default sqlite:./data/petstore.db).',
     '',
@@ -100,7 +126,7 @@ function unknownCommand(words: readonly string[], helpAsked: boolean, io: CliIo)
       : `unknown command ${JSON.stringify(first)}`;
   }
   io.stderr.write(`petstore: ${problem}; see petstore --help\n`);
-  return 1;
+  return EXIT.usage;
 }
 
 /**
@@ -113,7 +139,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 
   if (first === undefined) {
     stderr.write(overview(COMMANDS));
-    return 1;
+    return EXIT.usage;
+  }
+  if (first === '--version' || first === '-V') {
+    stdout.write(`${version()}\n`);
+    return EXIT.ok;
   }
   if (HELP_FLAGS.has(first) || (first === 'help' && argv.length === 1)) {
     stdout.write(overview(COMMANDS));
@@ -139,10 +169,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       stderr.write(
         `petstore ${command.name}: ${error.message}; see petstore ${command.name} --help\n`,
       );
-    } else {
-      stderr.write(`petstore ${command.name}: failed: ${errorMessage(error, io.config)}\n`);
+      return EXIT.usage;
     }
-    return 1;
+    stderr.write(`petstore ${command.name}: failed: ${errorMessage(error, io.config)}\n`);
+    return EXIT.failure;
   }
 
   let config = io.config;
@@ -157,10 +187,14 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     });
     await run({ services, stdout, stderr });
   } catch (error) {
-    status = 1;
+    status = EXIT.failure;
     if (error instanceof ConfigError) {
       stderr.write(`petstore: ${error.message}\n`);
-    } else if (error instanceof CommandError || error instanceof UsageError) {
+    } else if (error instanceof UsageError || isInputRefusal(error)) {
+      status = EXIT.usage;
+      stderr.write(`petstore ${command.name}: ${error.message}\n`);
+    } else if (error instanceof CommandError || error instanceof DomainError) {
+      // A refusal of the domain (no such key, ...): its message is written for people.
       stderr.write(`petstore ${command.name}: ${error.message}\n`);
     } else {
       stderr.write(`petstore ${command.name}: failed: ${errorMessage(error, config)}\n`);
@@ -172,7 +206,15 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     stderr.write(
       `petstore ${command.name}: closing the database failed: ${errorMessage(error, config)}\n`,
     );
-    status = 1;
+    status = EXIT.failure;
   }
   return status;
+}
+
+/** The domain refused what was asked for as invalid input: the call was wrong, not the run. */
+function isInputRefusal(error: unknown): error is DomainError {
+  return (
+    error instanceof DomainError &&
+    (error.code === 'invalid_body' || error.code === 'invalid_parameter')
+  );
 }

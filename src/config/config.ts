@@ -50,8 +50,24 @@ export interface Config {
   readonly banSeconds: number;
   readonly corsOrigins: readonly string[];
   readonly logLevel: string;
+  readonly keyLife: KeyLifeConfig;
   /** The admin API's own listener (ADMIN_PORT, ADMIN_HOST); undefined, the default, is off. */
   readonly admin: AdminListenerConfig | undefined;
+}
+
+/** Usage counting per key (issue 17). */
+export interface KeyLifeConfig {
+  /** PETSTORE_USAGE_FLUSH_MS: how often a server writes its usage counts (and at shutdown). */
+  readonly usageFlushMs: number;
+  /** PETSTORE_USAGE_RETENTION_DAYS: usage days kept; older ones are purged in the background. */
+  readonly usageRetentionDays: number;
+}
+
+function keyLife(env: Env): KeyLifeConfig {
+  return Object.freeze({
+    usageFlushMs: integer(env, 'PETSTORE_USAGE_FLUSH_MS', 60_000, 50, 3_600_000),
+    usageRetentionDays: integer(env, 'PETSTORE_USAGE_RETENTION_DAYS', 90, 1, 3_650),
+  });
 }
 
 /** Where the admin API listens: never on the pet API's port. */
@@ -221,6 +237,7 @@ export function loadConfig(env: Env): Config {
     corsOrigins: Object.freeze(corsOrigins),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     admin: adminListener(env, port),
+    keyLife: keyLife(env),
   });
 }
 

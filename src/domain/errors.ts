@@ -5,11 +5,12 @@
  */
 export type DomainErrorCode =
   | 'invalid_parameter'
+  | 'invalid_body'
   | 'not_found'
+  | 'key_not_found'
   | 'gone'
   | 'idempotency_key_in_use'
-  | 'idempotency_key_reused'
-  | 'key_not_found';
+  | 'idempotency_key_reused';
 
 export class DomainError<C extends DomainErrorCode = DomainErrorCode> extends Error {
   constructor(
@@ -23,8 +24,6 @@ export class DomainError<C extends DomainErrorCode = DomainErrorCode> extends Er
 
 export const domainErrors = {
   petNotFound: (id: bigint | number) => new DomainError('not_found', `No pet has id ${id}`),
-  keyNotFound: (id: string) =>
-    new DomainError('key_not_found', `No API key has id ${id}: list the keys to find its id`),
   invalidCursor: () =>
     new DomainError(
       'invalid_parameter',
@@ -45,6 +44,11 @@ export const domainErrors = {
       'idempotency_key_in_use',
       'A request with this Idempotency-Key is still being processed; retry after it finishes',
     ),
+  keyNotFound: (id: string) =>
+    new DomainError('key_not_found', `No API key has the id ${JSON.stringify(id)}`),
+  /** A key's limits or life settings out of range; `field` names what to fix. */
+  invalidKeyField: (field: string, expected: string) =>
+    new DomainError('invalid_body', `${field} must be ${expected}`),
   operationGone: (operation: string, removedOn: string, instead: string) =>
     new DomainError('gone', `${operation} was removed on ${removedOn}; use ${instead}`),
 } as const;

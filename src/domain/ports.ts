@@ -1,5 +1,6 @@
 import type { AdminIdempotencyStore, AdminTokenStore } from './admin-tokens/admin-token.js';
-import type { ApiKeyRecord, NewApiKeyRecord } from './api-keys/api-key.js';
+import type { ApiKeyRecord, ApiKeyUpdate, NewApiKeyRecord } from './api-keys/api-key.js';
+import type { AuditAction, AuditRecord, UsageCount } from './api-keys/key-audit.js';
 import type { NewPet, Pet, PetStatus } from './pets/pet.js';
 
 export type { Clock } from './clock.js';
@@ -64,13 +65,18 @@ export interface IdempotencyStore {
   purgeExpired(before: number, limit: number): Promise<number>;
 }
 
+/**
+ * Keys, and the audit trail of their changes: every method that changes a key takes the audit
+ * record of the change and appends it in the same transaction, or not at all when nothing changed.
+ */
 export interface ApiKeyStore {
-  insert(record: NewApiKeyRecord): Promise<ApiKeyRecord>;
+  insert(record: NewApiKeyRecord, audit?: AuditRecord): Promise<ApiKeyRecord>;
   /**
    * Inserts the key only when the store holds no key at all, and says whether it did. Atomic: of
    * several instances calling it at once on an empty store, exactly one gets true.
    */
-  insertIfNone(record: NewApiKeyRecord): Promise<boolean>;
+  insertIfNone(record: NewApiKeyRecord, audit?: AuditRecord): Promise<boolean>;
+  /** By the hash of its current secret, or of its previous one (after a roll). */
   findByHash(hash: string): Promise<ApiKeyRecord | undefined>;
   findById(id: string): Promise<ApiKeyRecord | undefined>;
   /** Oldest first. */
@@ -82,8 +88,16 @@ export interface ApiKeyStore {
    */
   hashesAfter(seq: number): Promise<Array<{ hash: string; seq: number }>>;
   count(): Promise<number>;
-  /** Returns false when no such key exists. Revoking twice keeps the first timestamp. */
-  revoke(id: string, at: number): Promise<boolean>;
+  /**
+   * Applies the changes and appends the audit record, in one transaction. Returns false (and
+   * appends nothing) when no such key exists.
+   */
+  update(id: string, update: ApiKeyUpdate, audit: AuditRecord): Promise<boolean>;
+  /**
+   * Returns false when no such key exists. Revoking twice keeps the first timestamp, and only the
+   * revocation that took effect appends its audit record.
+   */
+  revoke(id: string, at: number, audit?: AuditRecord): Promise<boolean>;
   touch(id: string, at: number): Promise<void>;
   /**
    * Adds each count to its key's `deprecatedCalls`, all in one transaction; ids of keys that do
@@ -94,12 +108,37 @@ export interface ApiKeyStore {
    * Records a temporary ban. The rate-limit store keeps the live ban; this copy survives restarts
    * and shows in `petstore keys list`. Returns false when no such key exists.
    */
-  setBannedUntil(id: string, until: number): Promise<boolean>;
+  setBannedUntil(id: string, until: number, audit?: AuditRecord): Promise<boolean>;
   /**
    * Lifts a ban (`petstore keys unban`): clears `bannedUntil` and sets `banLiftedAt`, which every
    * instance reads through its key cache to end live bans that started at or before it.
    */
-  liftBan(id: string, at: number): Promise<boolean>;
+  liftBan(id: string, at: number, audit?: AuditRecord): Promise<boolean>;
+  /** Recorded bans that ended at or before `now`, at most `limit`. */
+  endedBans(now: number, limit: number): Promise<Array<{ id: string; bannedUntil: number }>>;
+  /**
+   * Clears a recorded ban that ended, when it is still the one recorded, and appends its audit
+   * record once however many instances do it at the same time (the record's id decides).
+   */
+  clearEndedBan(id: string, bannedUntil: number, audit: AuditRecord): Promise<void>;
+}
+
+/** The audit trail, read-only here: records are appended only with the change they describe. */
+export interface KeyAuditStore {
+  /** Oldest first; `since` (epoch ms) inclusive; at most `limit`. */
+  list(query: { keyId?: string; since?: number; limit: number }): Promise<AuditRecord[]>;
+}
+
+export type { AuditAction, AuditRecord, UsageCount };
+
+/** Requests per key and UTC day, admitted and refused, written in batches. */
+export interface KeyUsageStore {
+  /** Adds the counts to their days, all in one transaction (one row per key and day). */
+  add(counts: readonly UsageCount[]): Promise<void>;
+  /** The days of one key from `fromDay` to `toDay` (YYYY-MM-DD, inclusive) that have counts. */
+  days(keyId: string, fromDay: string, toDay: string): Promise<UsageCount[]>;
+  /** Deletes the counts of days before `day`; returns how many rows it deleted. */
+  purgeBefore(day: string): Promise<number>;
 }
 
 /**
@@ -122,6 +161,8 @@ export interface Storage {
   readonly backend: 'sqlite' | 'postgres';
   readonly pets: PetStore;
   readonly apiKeys: ApiKeyStore;
+  readonly keyAudit: KeyAuditStore;
+  readonly keyUsage: KeyUsageStore;
   readonly idempotency: IdempotencyStore;
   /** The admin API's credentials and its Idempotency-Keys. */
   readonly adminTokens: AdminTokenStore;

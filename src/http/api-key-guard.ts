@@ -116,7 +116,9 @@ export function createGuard(deps: GuardDependencies, access: Operation['access']
 function httpRefusal(refusal: Refusal, keyPrefix: string): HttpError {
   switch (refusal.code) {
     case 'unauthorized':
-      return httpErrors.unauthorized(refusal.reason, keyPrefix);
+      return refusal.reason === 'expired'
+        ? httpErrors.apiKeyExpired()
+        : httpErrors.unauthorized(refusal.reason, keyPrefix);
     case 'ambiguous_credential':
       return httpErrors.duplicateAuthorization();
     case 'api_key_banned':

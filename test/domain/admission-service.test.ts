@@ -7,6 +7,7 @@ import {
 } from '../../src/domain/admission/admission-service.js';
 import { ApiKeyService } from '../../src/domain/api-keys/api-key-service.js';
 import { generateApiKey } from '../../src/domain/api-keys/key-format.js';
+import { KeyManagementService } from '../../src/domain/api-keys/key-management-service.js';
 import { DependencyUnavailableError } from '../../src/domain/errors.js';
 import type { RateLimitStore, Storage } from '../../src/domain/ports.js';
 import { RateLimiter } from '../../src/domain/rate-limits/rate-limiter.js';
@@ -18,6 +19,7 @@ import { TestClock } from '../helpers/test-clock.js';
 const T0 = Date.parse('2026-11-23T12:00:10Z');
 const BAN = { after: 2, durationMs: 120_000 };
 const ADDRESS = '203.0.113.7';
+const ACTOR = { kind: 'cli', user: 'ops', host: 'test' } as const;
 
 const opened: Storage[] = [];
 afterEach(async () => {
@@ -27,8 +29,18 @@ afterEach(async () => {
 /** One instance's services over a key store and a rate-limit store (shared when given). */
 function instance(storage: Storage, clock: TestClock, counters: RateLimitStore) {
   const apiKeys = new ApiKeyService(storage.apiKeys, clock, 'production');
-  const admission = new AdmissionService(apiKeys, new RateLimiter(counters, clock, BAN));
-  return { apiKeys, admission };
+  const limiter = new RateLimiter(counters, clock, BAN);
+  const admission = new AdmissionService(apiKeys, limiter);
+  const keys = new KeyManagementService(
+    storage.apiKeys,
+    storage.keyAudit,
+    storage.keyUsage,
+    apiKeys,
+    limiter,
+    clock,
+    { usageRetentionDays: 90 },
+  );
+  return { apiKeys, admission, keys };
 }
 
 async function setup() {
@@ -61,9 +73,9 @@ describe('AdmissionService.admit', () => {
   });
 
   it('refuses each kind of invalid credential as unauthorized, on the address budget', async () => {
-    const { apiKeys, admission } = await setup();
+    const { apiKeys, admission, keys } = await setup();
     const revoked = await apiKeys.create({ plan: 'free' });
-    await admission.revoke(revoked.record.id);
+    await keys.revoke(revoked.record.id, ACTOR);
     const cases: Array<[Credential, unknown]> = [
       [{ kind: 'absent' }, { code: 'unauthorized', reason: 'missing' }],
       [{ kind: 'unreadable' }, { code: 'unauthorized', reason: 'malformed' }],
@@ -247,7 +259,7 @@ describe('AdmissionService.unban', () => {
   it('ends a live ban at once for every instance sharing the counters, whatever their key cache holds', async () => {
     const { storage, clock, counters, apiKeys, admission: server } = await setup();
     // The CLI: its own services on the same database and counters (Redis, in production).
-    const cli = instance(storage, clock, counters).admission;
+    const cli = instance(storage, clock, counters).keys;
     const { record, key } = await apiKeys.create({
       plan: 'enterprise',
       customLimits: { perMinute: 1, perDay: 100 },
@@ -260,7 +272,7 @@ describe('AdmissionService.unban', () => {
     // Within the key cache lifetime: the server's cached key predates the unban, so only the
     // live ban ended in the shared counters lets it through. Same minute: back to rate_limited.
     clock.advance(1_000);
-    expect(await cli.unban(record.id)).toBe(true);
+    expect(await cli.unban(record.id, ACTOR)).toMatchObject({ id: record.id });
     expect(await server.admit(request(bearer(key)))).toMatchObject({
       refusal: { code: 'rate_limited', budget: 'key' },
     });
@@ -270,7 +282,9 @@ describe('AdmissionService.unban', () => {
   });
 
   it('answers false for a key that does not exist', async () => {
-    const { admission } = await setup();
-    expect(await admission.unban('key_nonexistent')).toBe(false);
+    const { keys } = await setup();
+    await expect(keys.unban('key_nonexistent', ACTOR)).rejects.toMatchObject({
+      code: 'key_not_found',
+    });
   });
 });

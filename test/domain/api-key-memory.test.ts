@@ -20,7 +20,7 @@ describe('ApiKeyService memory under made-up keys', () => {
       Array.from({ length: 5 }, () => service.create({ plan: 'pro' })),
     );
     const revoked = await service.create({ plan: 'pro' });
-    await service.revoke(revoked.record.id);
+    await storage.apiKeys.revoke(revoked.record.id, clock.now());
     for (const { key } of real) expect(await service.authenticate(key)).toMatchObject({ ok: true });
 
     // 2,000 well-formed unknown keys, most with the address gate open (storage is read), some

@@ -1,5 +1,4 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { ApiKeyService } from '../../src/domain/api-keys/api-key-service.js';
 import { generateApiKey } from '../../src/domain/api-keys/key-format.js';
 import { call, type TestServer } from './test-server.js';
 
@@ -83,8 +82,7 @@ export function describeAuthSuite(server: () => TestServer, route: RouteUnderTes
       const { id, key } = await server().createKey();
       expect((await send({ authorization: `Bearer ${key}` })).status).toBe(route.okStatus);
       // Revoked through another process (the CLI, another instance): this server only has its cache.
-      const elsewhere = new ApiKeyService(server().storage.apiKeys, server().clock, 'production');
-      await elsewhere.revoke(id);
+      await server().storage.apiKeys.revoke(id, server().clock.now());
       server().clock.advance(5_000);
       await expect401({ authorization: `Bearer ${key}` }, invalid);
     });

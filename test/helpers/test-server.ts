@@ -129,7 +129,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
       return { id: record.id, key };
     },
     async revokeKey(id) {
-      await cli.apiKeys.revoke(id);
+      await cli.keys.revoke(id, { kind: 'cli', user: 'test', host: 'test' });
     },
     async close() {
       await app.close();

@@ -1,34 +1,7 @@
-import {
-  type CustomLimitsProblem,
-  customLimitsProblem,
-  isPlan,
-  type Limits,
-  MAX_CUSTOM_LIMIT,
-  type Plan,
-  PLAN_LIMITS,
-  PLANS,
-} from '../../domain/rate-limits/plans.js';
-import { type Command, parseCommandArgs, positiveInteger, UsageError } from '../command.js';
-import { describePlan } from '../describe.js';
-
-const PROBLEMS: Record<CustomLimitsProblem, string> = {
-  only_for_enterprise: '--per-minute and --per-day are only for --plan enterprise',
-  enterprise_needs_both: '--plan enterprise needs both --per-minute N and --per-day N',
-};
-
-function customLimits(
-  plan: Plan,
-  perMinute: string | undefined,
-  perDay: string | undefined,
-): Limits | undefined {
-  const problem = customLimitsProblem(plan, { perMinute, perDay });
-  if (problem !== undefined) throw new UsageError(PROBLEMS[problem]);
-  if (perMinute === undefined || perDay === undefined) return undefined;
-  return {
-    perMinute: positiveInteger('--per-minute', perMinute, MAX_CUSTOM_LIMIT),
-    perDay: positiveInteger('--per-day', perDay, MAX_CUSTOM_LIMIT),
-  };
-}
+import { PLAN_LIMITS } from '../../domain/rate-limits/plans.js';
+import { type Command, parseCommandArgs, UsageError } from '../command.js';
+import { describeView } from '../describe.js';
+import { cliActor, duration, planChangeOf, rfc3339 } from '../key-options.js';
 
 export const keysCreate: Command = {
   name: 'keys create',
@@ -36,6 +9,7 @@ export const keysCreate: Command = {
   help: [
     'Usage: petstore keys create --plan free|pro|business|enterprise [--name LABEL]',
     '       petstore keys create --plan enterprise --per-minute N --per-day N [--name LABEL]',
+    '       ... [--expires-at TIME | --expires-in DURATION]',
     '',
     'Options:',
     '  --plan PLAN        one of:',
@@ -45,9 +19,11 @@ export const keysCreate: Command = {
         `                       ${plan.padEnd(10)} ${perMinute}/min, ${perDay}/day`,
     ),
     '                       enterprise limits agreed per key (--per-minute, --per-day)',
-    '  --per-minute N     enterprise only, required: requests per minute',
+    '  --per-minute N     enterprise only, required: requests per minute (at most --per-day)',
     '  --per-day N        enterprise only, required: requests per day',
     '  --name LABEL       a label to recognise the key by in `petstore keys list`',
+    '  --expires-at TIME  the key is refused (401 api_key_expired) from this RFC 3339 time',
+    '  --expires-in DUR   the same, this long from now: 90d, 12h, 30m',
     '',
     'The key goes to stdout and nothing else does, so `KEY=$(petstore keys create ...)` works.',
     'Only its hash is stored: it cannot be shown again.',
@@ -59,34 +35,31 @@ export const keysCreate: Command = {
       'per-minute': { type: 'string' },
       'per-day': { type: 'string' },
       name: { type: 'string' },
+      'expires-at': { type: 'string' },
+      'expires-in': { type: 'string' },
     });
-    if (values.plan === undefined) {
-      throw new UsageError(`--plan is required: one of ${PLANS.join(', ')}`);
+    const change = planChangeOf(values);
+    const name = values.name ?? '';
+    if (values['expires-at'] !== undefined && values['expires-in'] !== undefined) {
+      throw new UsageError('give --expires-at or --expires-in, not both');
     }
-    const plan = values.plan;
-    if (!isPlan(plan)) {
-      throw new UsageError(
-        `--plan must be one of ${PLANS.join(', ')} (got ${JSON.stringify(plan)})`,
-      );
-    }
-    const limits = customLimits(plan, values['per-minute'], values['per-day']);
-    const label = values.name ?? '';
+    const at = values['expires-at'] && rfc3339('--expires-at', values['expires-at']);
+    const inMs = values['expires-in'] && duration('--expires-in', values['expires-in'], false);
 
-    return async (context) => {
-      const { record, key } = await context.services.apiKeys.create({
-        plan,
-        label,
-        ...(limits ? { customLimits: limits } : {}),
-      });
-      context.stderr.write(
+    return async ({ services, stdout, stderr }) => {
+      const now = services.clock.now();
+      const expiresAt = typeof at === 'number' ? at : typeof inMs === 'number' ? now + inMs : null;
+      const { key, secret } = await services.keys.create({ change, name, expiresAt }, cliActor());
+      stderr.write(
         [
-          `Created API key ${record.id}${label === '' ? '' : ` (${JSON.stringify(label)})`}`,
-          `  plan: ${describePlan(record)}`,
+          `Created API key ${key.id}${name === '' ? '' : ` (${JSON.stringify(name)})`}`,
+          `  plan: ${describeView(key)}`,
+          ...(key.expiresAt === null ? [] : [`  expires: ${key.expiresAt}`]),
           'This is the only time the key is shown: copy it now (it is the last line of stdout).',
           '',
         ].join('\n'),
       );
-      context.stdout.write(`${key}\n`);
+      stdout.write(`${secret}\n`);
     };
   },
 };

@@ -1,31 +1,35 @@
-import type { ApiKeyRecord } from '../../domain/api-keys/api-key.js';
+import type { KeyView } from '../../domain/api-keys/key-management-service.js';
 import { type Command, parseCommandArgs } from '../command.js';
-import { describePlan } from '../describe.js';
+import { describeView } from '../describe.js';
 
-function iso(epochMs: number): string {
-  return new Date(epochMs).toISOString();
-}
-
-function state(record: ApiKeyRecord, now: number): string {
-  if (record.revokedAt !== undefined) return `revoked ${iso(record.revokedAt)}`;
-  if (record.bannedUntil !== undefined && record.bannedUntil > now) {
-    return `banned until ${iso(record.bannedUntil)}`;
+function state(view: KeyView): string {
+  switch (view.state) {
+    case 'revoked':
+      return `revoked ${view.revokedAt ?? ''}`;
+    case 'expired':
+      return `expired ${view.expiresAt ?? ''}`;
+    case 'banned':
+      return `banned until ${view.bannedUntil ?? ''}`;
+    case 'active':
+      return view.expiresAt === null ? 'active' : `active until ${view.expiresAt}`;
   }
-  return 'active';
 }
 
-function columns(record: ApiKeyRecord, now: number): string[] {
+function columns(view: KeyView): string[] {
   return [
-    record.id,
+    view.id,
     // Quoted so an empty label or one with spaces still reads as one column.
-    JSON.stringify(record.label),
-    describePlan(record),
-    `${record.displayPrefix}…`,
-    state(record, now),
-    `created ${iso(record.createdAt)}`,
-    record.lastUsedAt === undefined ? 'never used' : `last used ${iso(record.lastUsedAt)}`,
+    JSON.stringify(view.name),
+    describeView(view),
+    `${view.prefix}…`,
+    state(view),
+    `created ${view.createdAt}`,
+    view.lastUsedAt === null ? 'never used' : `last used ${view.lastUsedAt}`,
     // Who still calls getPet before its sunset; counted per key, written about once a minute.
-    `deprecated calls ${record.deprecatedCalls}`,
+    `deprecated calls ${view.deprecatedCalls}`,
+    ...(view.previousSecretExpiresAt === null
+      ? []
+      : [`old secret until ${view.previousSecretExpiresAt}`]),
   ];
 }
 
@@ -33,27 +37,32 @@ export const keysList: Command = {
   name: 'keys list',
   summary: 'list the keys: id, label, plan, display prefix, state (never the key itself)',
   help: [
-    'Usage: petstore keys list',
+    'Usage: petstore keys list [--json]',
     '',
     'One line per key, oldest first:',
     '  id  "label"  plan and limits  display prefix…  state  created  last used  deprecated calls',
-    'where state is active, revoked <time> or banned until <time>. Times are UTC, ISO 8601.',
-    'deprecated calls counts calls to the deprecated getPet made with the key (the service',
-    'writes the counts about once a minute, and when it stops).',
+    'where state is active, active until <time>, expired <time>, revoked <time> or banned until',
+    '<time>, and a rolled key shows until when its old secret works. Times are UTC, ISO 8601.',
+    'deprecated calls counts calls to the deprecated getPet made with the key; last used is',
+    'written about once a minute (both also when the service stops).',
+    '  --json   the keys as a JSON array, the shape the admin API returns',
   ].join('\n'),
   migrateOnOpen: true,
   prepare(args) {
-    parseCommandArgs(args, {});
+    const { values } = parseCommandArgs(args, { json: { type: 'boolean', default: false } });
     return async (context) => {
-      const records = await context.services.apiKeys.list();
-      if (records.length === 0) {
+      const views = await context.services.keys.list();
+      if (values.json) {
+        context.stdout.write(`${JSON.stringify(views)}\n`);
+        return;
+      }
+      if (views.length === 0) {
         context.stderr.write(
           'No API keys yet; create one with: petstore keys create --plan free\n',
         );
         return;
       }
-      const now = context.services.clock.now();
-      const rows = records.map((record) => columns(record, now));
+      const rows = views.map(columns);
       const widths = rows[0]?.map((_, i) => Math.max(...rows.map((row) => row[i]?.length ?? 0)));
       for (const row of rows) {
         const padded = row.map((cell, i) =>

@@ -1,5 +1,6 @@
 import type { ApiKeyRecord } from '../api-keys/api-key.js';
 import { ApiKeyService, type KeyRefusalReason } from '../api-keys/api-key-service.js';
+import type { KeyUsageCounter } from '../api-keys/key-usage-counter.js';
 import { DependencyUnavailableError } from '../errors.js';
 import type { Limits } from '../rate-limits/plans.js';
 import type {
@@ -83,17 +84,25 @@ export class AdmissionUnavailableError extends DependencyUnavailableError {
 
 /**
  * Who gets in, and what they are charged: authenticates the credential, draws on the key's plan
- * windows or on the address budget, starts and records bans. Refusals are values; only an outage
- * throws. The key operations that change whether a key is admitted (revoke, unban) live here too,
- * so the CLI and any admin interface run the same steps.
+ * windows or on the address budget, starts and records bans, and counts each key's requests per
+ * day (admitted and refused). Refusals are values; only an outage throws. The operations that
+ * change a key (revoke, unban, ...) are KeyManagementService's.
  */
 export class AdmissionService {
   constructor(
     private readonly apiKeys: ApiKeyService,
     private readonly limiter: RateLimiter,
+    private readonly usage?: KeyUsageCounter,
   ) {}
 
   async admit(request: AdmissionRequest): Promise<Admission> {
+    const admission = await this.decide(request);
+    // Usage per key, in memory until the next flush: a request that named a real key counts.
+    if (admission.key !== undefined) this.usage?.record(admission.key.id, admission.admitted);
+    return admission;
+  }
+
+  private async decide(request: AdmissionRequest): Promise<Admission> {
     let limits: Limits | undefined;
     try {
       if (request.operation.access === 'address') {
@@ -120,6 +129,8 @@ export class AdmissionService {
             throw new Error('address gate refused but allowed');
           return this.byAddress(gate);
         }
+        // An expired key is refused like any invalid one, and counted in its usage as refused.
+        if (result.reason === 'expired') this.usage?.record(result.key.id, false);
         return this.withoutKey(address, { code: 'unauthorized', reason: result.reason });
       }
       const key = result.key;
@@ -146,29 +157,6 @@ export class AdmissionService {
     return this.limiter.unknownState(limits, retryAfterSeconds);
   }
 
-  /**
-   * Revokes a key for good: stored, dropped from this instance's cache, announced to the others.
-   * Returns false when no such key exists.
-   */
-  revoke(keyId: string): Promise<boolean> {
-    return this.apiKeys.revoke(keyId);
-  }
-
-  /**
-   * Lifts a key's ban early: clears the recorded ban, ends the live one in the rate-limit store
-   * (at once for every instance sharing it), and tells the other instances. Returns false when no
-   * such key exists.
-   */
-  async unban(keyId: string): Promise<boolean> {
-    const lifted = await this.apiKeys.liftRecordedBan(keyId);
-    if (!lifted) return false;
-    // Best effort: a store this process cannot reach (or its own, in memory) is lifted by each
-    // server when it reads the key's unban time, within the key cache lifetime.
-    await this.limiter.liftBan(keyId).catch(() => undefined);
-    await this.apiKeys.announce(keyId);
-    return true;
-  }
-
   private async byKey(key: ApiKeyRecord, decision: RateDecision): Promise<Admission> {
     const rate = stateOf(decision);
     if (decision.allowed) return { admitted: true, rate, key };
@@ -182,7 +170,7 @@ export class AdmissionService {
       return { admitted: false, rate, refusal, key };
     }
     const until = decision.bannedUntil ?? decision.decidedAt;
-    const started = decision.banStarted ? await this.recordBan(key.id, until) : undefined;
+    const started = decision.banStarted ? await this.recordBan(key, until) : undefined;
     const refusal: Refusal = {
       code: 'api_key_banned',
       until,
@@ -193,9 +181,9 @@ export class AdmissionService {
   }
 
   /** Keeps the ban with the key, so it outlives a restart and shows in `keys list`. */
-  private async recordBan(keyId: string, until: number): Promise<BanStart> {
+  private async recordBan(key: ApiKeyRecord, until: number): Promise<BanStart> {
     try {
-      await this.apiKeys.recordBan(keyId, until);
+      await this.apiKeys.recordBan(key, until);
       return { recorded: true };
     } catch (error) {
       // The live ban holds in the rate-limit store; only its durable copy failed.

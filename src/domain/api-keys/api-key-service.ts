@@ -3,6 +3,7 @@ import type { ApiKeyStore, KeyChangeNotifier } from '../ports.js';
 import type { Limits, Plan } from '../rate-limits/plans.js';
 import { customLimitsProblem, PLAN_LIMITS } from '../rate-limits/plans.js';
 import type { ApiKeyRecord, KeyEnvironment, NewApiKeyRecord } from './api-key.js';
+import { type AuditRecord, newAuditId, SYSTEM_ACTOR } from './key-audit.js';
 import { KnownKeyHashes } from './known-key-hashes.js';
 import {
   displayPrefix,
@@ -13,11 +14,13 @@ import {
 } from './key-format.js';
 
 /** Why a credential is not a valid key. */
-export type KeyRefusalReason = 'missing' | 'malformed' | 'unknown' | 'revoked';
+export type KeyRefusalReason = 'missing' | 'malformed' | 'unknown' | 'revoked' | 'expired';
 
 export type AuthResult =
   | { ok: true; key: ApiKeyRecord }
-  | { ok: false; reason: KeyRefusalReason }
+  | { ok: false; reason: Exclude<KeyRefusalReason, 'expired'> }
+  /** A real key past its expiry, or a rolled key's old secret past its grace end. */
+  | { ok: false; reason: 'expired'; key: ApiKeyRecord }
   /** The gate refused a storage lookup (the caller's address is over its budget). */
   | { ok: false; reason: 'not_looked_up' };
 
@@ -33,6 +36,13 @@ export interface CreatedApiKey {
 interface CacheEntry {
   record: ApiKeyRecord;
   expiresAt: number;
+  /** Set when the token is the key's previous secret (after a roll): its grace end. */
+  secretEndsAt?: number;
+}
+
+/** When the credential stops working: the key's expiry, or sooner the old secret's grace end. */
+function endOf(record: ApiKeyRecord, secretEndsAt: number | undefined): number {
+  return Math.min(record.expiresAt ?? Infinity, secretEndsAt ?? Infinity);
 }
 
 /**
@@ -89,27 +99,47 @@ export class ApiKeyService {
     return this.changes?.subscribe((id) => this.forget(id)) ?? Promise.resolve();
   }
 
-  async create(input: {
-    plan: Plan;
-    label?: string;
-    customLimits?: Limits;
-  }): Promise<CreatedApiKey> {
+  /**
+   * Mints and stores a key. KeyManagementService.create is the operation callers use (it
+   * validates, and audits with `audit`); tests use this to set up keys.
+   */
+  async create(
+    input: {
+      plan: Plan;
+      label?: string;
+      customLimits?: Limits;
+      expiresAt?: number;
+    },
+    audit?: (record: NewApiKeyRecord) => AuditRecord,
+  ): Promise<CreatedApiKey> {
     // Callers check this first (the CLI words it for its flags); here it guards the stored data.
     const problem = customLimitsProblem(input.plan, input.customLimits ?? {});
     if (problem !== undefined) throw new Error(`cannot create a ${input.plan} key: ${problem}`);
     const { record: fresh, key } = this.newKey(input);
-    const record = await this.store.insert(fresh);
+    const record = await this.store.insert(fresh, audit?.(fresh));
     this.known.add(record.hash);
     return { record, key };
   }
 
-  private newKey(input: { plan: Plan; label?: string; customLimits?: Limits }) {
+  /** A new secret: the plaintext, shown once, and what storage keeps of it. */
+  newSecret(): { key: string; hash: string; displayPrefix: string } {
+    const key = generateApiKey(this.environment);
+    return { key, hash: hashApiKey(key), displayPrefix: displayPrefix(key) };
+  }
+
+  /** A key this process made or rolled: known at once to the gate of unknown keys. */
+  knowHash(hash: string): void {
+    this.known.add(hash);
+  }
+
+  private newKey(input: { plan: Plan; label?: string; customLimits?: Limits; expiresAt?: number }) {
     const key = generateApiKey(this.environment);
     const record: NewApiKeyRecord = {
       id: newApiKeyId(),
       label: input.label ?? '',
       plan: input.plan,
       ...(input.customLimits ? { customLimits: input.customLimits } : {}),
+      ...(input.expiresAt !== undefined ? { expiresAt: input.expiresAt } : {}),
       hash: hashApiKey(key),
       displayPrefix: displayPrefix(key),
       createdAt: this.clock.now(),
@@ -124,7 +154,15 @@ export class ApiKeyService {
    */
   async ensureFirstKey(): Promise<CreatedApiKey | undefined> {
     const { record, key } = this.newKey({ plan: 'free', label: 'first start' });
-    if (!(await this.store.insertIfNone(record))) return undefined;
+    const audit: AuditRecord = {
+      id: newAuditId(),
+      at: record.createdAt,
+      keyId: record.id,
+      action: 'create',
+      changes: { plan: { from: null, to: 'free' }, name: { from: null, to: record.label } },
+      actor: SYSTEM_ACTOR,
+    };
+    if (!(await this.store.insertIfNone(record, audit))) return undefined;
     this.known.add(record.hash);
     return { record: { ...record, deprecatedCalls: 0 }, key };
   }
@@ -138,28 +176,6 @@ export class ApiKeyService {
   }
 
   /**
-   * Revokes the key: stored, dropped from this instance's cache, announced to the others. The one
-   * revoke callers use is AdmissionService.revoke.
-   */
-  async revoke(id: string): Promise<boolean> {
-    const done = await this.store.revoke(id, this.clock.now());
-    this.forget(id);
-    if (done) await this.announce(id);
-    return done;
-  }
-
-  /**
-   * Clears the key's recorded ban and stamps when it was lifted, which ends live bans that began
-   * before it on every instance once their cache reads the key again. One step of
-   * AdmissionService.unban, which also ends the live ban and announces the change.
-   */
-  async liftRecordedBan(id: string): Promise<boolean> {
-    const done = await this.store.liftBan(id, this.clock.now());
-    this.forget(id);
-    return done;
-  }
-
-  /**
    * Tells the other instances the key changed, so they drop it from their caches. Best effort:
    * the change is stored, and every cache expires within CACHE_TTL_MS anyway.
    */
@@ -167,12 +183,29 @@ export class ApiKeyService {
     await this.changes?.publish(id).catch(() => undefined);
   }
 
-  /** Keeps a ban the rate limiter started, so it outlives a restart and shows in `keys list`. */
-  recordBan(id: string, until: number): Promise<boolean> {
-    return this.store.setBannedUntil(id, until);
+  /**
+   * Keeps a ban the rate limiter started, so it outlives a restart and shows in `keys list`;
+   * audited as the system's doing, in the same transaction.
+   */
+  recordBan(key: ApiKeyRecord, until: number): Promise<boolean> {
+    const now = this.clock.now();
+    return this.store.setBannedUntil(key.id, until, {
+      id: newAuditId(),
+      at: now,
+      keyId: key.id,
+      action: 'ban',
+      changes: {
+        bannedUntil: {
+          from: key.bannedUntil === undefined ? null : new Date(key.bannedUntil).toISOString(),
+          to: new Date(until).toISOString(),
+        },
+      },
+      actor: SYSTEM_ACTOR,
+    });
   }
 
-  private forget(id: string): void {
+  /** Drops the key from this instance's cache: the next request reads it from storage. */
+  forget(id: string): void {
     for (const [token, entry] of this.cache) if (entry.record.id === id) this.cache.delete(token);
   }
 
@@ -196,6 +229,7 @@ export class ApiKeyService {
     // Keyed by the token itself, so a key seen valid lately costs one lookup: no checksum, no hash.
     const entry = this.cache.get(token);
     let record = entry !== undefined && entry.expiresAt > now ? entry.record : undefined;
+    let secretEndsAt = entry?.secretEndsAt;
     if (record === undefined) {
       // Format and checksum first: made-up keys never reach storage.
       if (!isWellFormedApiKey(token, this.environment)) return { ok: false, reason: 'malformed' };
@@ -210,21 +244,34 @@ export class ApiKeyService {
         this.cache.delete(token);
         return { ok: false, reason: 'unknown' };
       }
-      this.remember(token, record, now);
+      // The key's previous secret, after a roll: it works until its grace end.
+      secretEndsAt = record.hash === hash ? undefined : (record.previousHashExpiresAt ?? now);
+      this.remember(token, record, now, secretEndsAt);
     }
     if (record.revokedAt !== undefined) return { ok: false, reason: 'revoked' };
+    // Against the clock on every request, not left to the cache: an expiry holds to the second.
+    if (now >= endOf(record, secretEndsAt)) return { ok: false, reason: 'expired', key: record };
     this.touch(record.id, now);
     return { ok: true, key: record };
   }
 
-  private remember(token: string, record: ApiKeyRecord, now: number): void {
+  private remember(
+    token: string,
+    record: ApiKeyRecord,
+    now: number,
+    secretEndsAt: number | undefined,
+  ): void {
     this.cache.delete(token); // re-inserting moves it to the back of the eviction order
     if (this.cache.size >= ApiKeyService.CACHE_MAX_ENTRIES) {
       // Map keeps insertion order: dropping the first entry drops the oldest.
       const oldest = this.cache.keys().next();
       if (!oldest.done) this.cache.delete(oldest.value);
     }
-    this.cache.set(token, { record, expiresAt: now + ApiKeyService.CACHE_TTL_MS });
+    this.cache.set(token, {
+      record,
+      expiresAt: now + ApiKeyService.CACHE_TTL_MS,
+      ...(secretEndsAt !== undefined ? { secretEndsAt } : {}),
+    });
   }
 
   /**

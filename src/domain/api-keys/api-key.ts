@@ -27,9 +27,37 @@ export interface ApiKeyRecord {
    * take one value per key.
    */
   deprecatedCalls: number;
+  /** From then on (epoch ms) the key is refused as expired; unset: it does not expire. */
+  expiresAt?: number;
+  /**
+   * After a roll: the hash of the secret it replaced, which keeps working until
+   * `previousHashExpiresAt`, then is refused as expired (until the next roll forgets it).
+   */
+  previousHash?: string;
+  previousHashExpiresAt?: number;
 }
 
 export type NewApiKeyRecord = Omit<
   ApiKeyRecord,
-  'lastUsedAt' | 'revokedAt' | 'bannedUntil' | 'banLiftedAt' | 'deprecatedCalls'
+  | 'lastUsedAt'
+  | 'revokedAt'
+  | 'bannedUntil'
+  | 'banLiftedAt'
+  | 'deprecatedCalls'
+  | 'previousHash'
+  | 'previousHashExpiresAt'
 >;
+
+/** What set-plan, set-expiry and roll change on a stored key; an absent field stays as it is. */
+export interface ApiKeyUpdate {
+  plan?: Plan;
+  /** null clears them (a key leaving enterprise). */
+  customLimits?: Limits | null;
+  expiresAt?: number | null;
+  secret?: {
+    hash: string;
+    displayPrefix: string;
+    previousHash: string | null;
+    previousHashExpiresAt: number | null;
+  };
+}

@@ -1,12 +1,21 @@
-import type { Plan } from '../rate-limits/plans.js';
+import { type Clock, DAY_MS } from '../clock.js';
+import { DomainError, domainErrors } from '../errors.js';
+import type { ApiKeyStore, KeyAuditStore, KeyUsageStore } from '../ports.js';
+import { type Limits, MAX_CUSTOM_LIMIT, type Plan } from '../rate-limits/plans.js';
+import type { RateLimiter } from '../rate-limits/rate-limiter.js';
+import type { ApiKeyRecord, ApiKeyUpdate } from './api-key.js';
+import { ApiKeyService } from './api-key-service.js';
+import {
+  type Actor,
+  type AuditAction,
+  type AuditChanges,
+  type AuditRecord,
+  newAuditId,
+  SYSTEM_ACTOR,
+  utcDay,
+} from './key-audit.js';
 
-/** Who made a change to a key, as the audit trail records it. */
-export type Actor =
-  /** `os.userInfo().username` and `os.hostname()` of the CLI process. */
-  | { kind: 'cli'; user: string; host: string }
-  | { kind: 'admin_token'; id: string }
-  /** The service itself: an automatic ban and its end. */
-  | { kind: 'system' };
+export type { Actor, AuditAction } from './key-audit.js';
 
 export type PlanChange =
   { plan: 'free' | 'pro' | 'business' } | { plan: 'enterprise'; perMinute: number; perDay: number };
@@ -43,9 +52,6 @@ export interface UsageDay {
   refused: number;
 }
 
-export type AuditAction =
-  'create' | 'set_plan' | 'set_expiry' | 'roll' | 'revoke' | 'unban' | 'ban' | 'ban_end';
-
 export interface AuditEntry {
   id: string;
   at: string;
@@ -56,51 +62,344 @@ export interface AuditEntry {
   actor: Actor;
 }
 
+export interface KeyLifeSettings {
+  /** Usage is kept this many days (the purge deletes older days); `usage` reads at most this. */
+  usageRetentionDays: number;
+}
+
+export const DEFAULT_AUDIT_LIMIT = 1_000;
+export const MAX_AUDIT_LIMIT = 10_000;
+/** Far above any sensible grace: a stray extra digit should not keep an old secret for ages. */
+export const MAX_GRACE_MS = 365 * DAY_MS;
+
+function iso(epochMs: number | undefined): string | null {
+  return epochMs === undefined ? null : new Date(epochMs).toISOString();
+}
+
+function limitsOf(change: PlanChange): Limits | undefined {
+  return change.plan === 'enterprise'
+    ? { perMinute: change.perMinute, perDay: change.perDay }
+    : undefined;
+}
+
 /**
- * The operations on a key over its life. The CLI and the admin API call only these; each change
- * is audited with its actor and announced to every instance.
+ * What is wrong with a plan change, as the domain error callers get; undefined when it is valid.
+ * The CLI asks it before opening the database, so its usage errors word the same rule.
+ */
+export function planChangeProblem(change: PlanChange): DomainError | undefined {
+  const limits = limitsOf(change);
+  if (limits === undefined) return undefined;
+  const range = `a whole number from 1 to ${MAX_CUSTOM_LIMIT.toLocaleString('en-US')}`;
+  for (const [field, value] of [
+    ['perMinute', limits.perMinute],
+    ['perDay', limits.perDay],
+  ] as const) {
+    if (!Number.isInteger(value) || value < 1 || value > MAX_CUSTOM_LIMIT) {
+      return domainErrors.invalidKeyField(field, `${range} (got ${String(value)})`);
+    }
+  }
+  if (limits.perMinute > limits.perDay) {
+    return domainErrors.invalidKeyField(
+      'perMinute',
+      `at most perDay (${limits.perDay}); got ${limits.perMinute}`,
+    );
+  }
+  return undefined;
+}
+
+/** The state an operator sees: revoked outranks expired, which outranks a ban. */
+export function toKeyView(record: ApiKeyRecord, now: number): KeyView {
+  const limits =
+    record.plan === 'enterprise' && record.customLimits === undefined
+      ? { perMinute: 0, perDay: 0 }
+      : ApiKeyService.limitsOf(record);
+  let state: KeyView['state'] = 'active';
+  if (record.revokedAt !== undefined) state = 'revoked';
+  else if (record.expiresAt !== undefined && now >= record.expiresAt) state = 'expired';
+  else if (record.bannedUntil !== undefined && record.bannedUntil > now) state = 'banned';
+  const grace = record.previousHashExpiresAt;
+  return {
+    id: record.id,
+    name: record.label,
+    plan: record.plan,
+    limits: { perMinute: limits.perMinute, perDay: limits.perDay },
+    prefix: record.displayPrefix,
+    state,
+    createdAt: new Date(record.createdAt).toISOString(),
+    lastUsedAt: iso(record.lastUsedAt),
+    expiresAt: iso(record.expiresAt),
+    revokedAt: iso(record.revokedAt),
+    bannedUntil:
+      record.bannedUntil !== undefined && record.bannedUntil > now ? iso(record.bannedUntil) : null,
+    previousSecretExpiresAt:
+      record.previousHash !== undefined && grace !== undefined && grace > now ? iso(grace) : null,
+    deprecatedCalls: record.deprecatedCalls,
+  };
+}
+
+function limitsChange(record: ApiKeyRecord): { perMinute: number; perDay: number } | null {
+  return record.plan === 'enterprise' && record.customLimits === undefined
+    ? null
+    : { ...ApiKeyService.limitsOf(record) };
+}
+
+/**
+ * The operations on a key over its life. The CLI and the admin API call only these. Every change
+ * is written with its audit record in one transaction (actor, old and new values, never a secret
+ * or hash), dropped from this instance's key cache and announced to the others, whose caches drop
+ * it at once (Redis) or within the cache lifetime.
  */
 export class KeyManagementService {
-  create(
-    _input: { change: PlanChange; name?: string; expiresAt?: number | null },
-    _actor: Actor,
+  constructor(
+    private readonly store: ApiKeyStore,
+    private readonly auditStore: KeyAuditStore,
+    private readonly usageStore: KeyUsageStore,
+    private readonly apiKeys: ApiKeyService,
+    private readonly limiter: Pick<RateLimiter, 'liftBan'>,
+    private readonly clock: Clock,
+    private readonly settings: KeyLifeSettings,
+  ) {}
+
+  async create(
+    input: { change: PlanChange; name?: string; expiresAt?: number | null },
+    actor: Actor,
   ): Promise<NewKeyResult> {
-    return Promise.reject(new Error('not yet'));
+    const problem = planChangeProblem(input.change);
+    if (problem !== undefined) throw problem;
+    const customLimits = limitsOf(input.change);
+    const expiresAt = input.expiresAt ?? undefined;
+    const { record, key } = await this.apiKeys.create(
+      {
+        plan: input.change.plan,
+        label: input.name ?? '',
+        ...(customLimits ? { customLimits } : {}),
+        ...(expiresAt !== undefined ? { expiresAt } : {}),
+      },
+      (fresh) =>
+        this.auditRecord(fresh.id, 'create', actor, {
+          name: { from: null, to: fresh.label },
+          plan: { from: null, to: fresh.plan },
+          limits: {
+            from: null,
+            to: customLimits ?? ApiKeyService.limitsOf({ ...fresh, deprecatedCalls: 0 }),
+          },
+          expiresAt: { from: null, to: iso(fresh.expiresAt) },
+        }),
+    );
+    return { key: toKeyView(record, this.clock.now()), secret: key };
   }
 
-  list(): Promise<KeyView[]> {
-    return Promise.reject(new Error('not yet'));
+  async list(): Promise<KeyView[]> {
+    const now = this.clock.now();
+    return (await this.store.list()).map((record) => toKeyView(record, now));
   }
 
-  get(_keyId: string): Promise<KeyView | undefined> {
-    return Promise.reject(new Error('not yet'));
+  async get(keyId: string): Promise<KeyView | undefined> {
+    const record = await this.store.findById(keyId);
+    return record === undefined ? undefined : toKeyView(record, this.clock.now());
   }
 
-  setPlan(_keyId: string, _change: PlanChange, _actor: Actor): Promise<KeyView> {
-    return Promise.reject(new Error('not yet'));
+  /**
+   * New limits for the same key: the counters are the key's, not its plan's, so what was counted
+   * in the current minute and day stays counted against the new limits.
+   */
+  async setPlan(keyId: string, change: PlanChange, actor: Actor): Promise<KeyView> {
+    const problem = planChangeProblem(change);
+    if (problem !== undefined) throw problem;
+    const before = await this.existing(keyId);
+    const customLimits = limitsOf(change) ?? null;
+    const update: ApiKeyUpdate = { plan: change.plan, customLimits };
+    const limitsAfter = customLimits ?? ApiKeyService.limitsOf({ ...before, plan: change.plan });
+    return this.change(before, update, 'set_plan', actor, {
+      plan: { from: before.plan, to: change.plan },
+      limits: { from: limitsChange(before), to: { ...limitsAfter } },
+    });
   }
 
-  setExpiry(_keyId: string, _expiresAt: number | null, _actor: Actor): Promise<KeyView> {
-    return Promise.reject(new Error('not yet'));
+  /** `null`: the key never expires. A time in the past expires it at once. */
+  async setExpiry(keyId: string, expiresAt: number | null, actor: Actor): Promise<KeyView> {
+    if (expiresAt !== null && !Number.isFinite(expiresAt)) {
+      throw domainErrors.invalidKeyField('expiresAt', 'a time (RFC 3339) or null');
+    }
+    const before = await this.existing(keyId);
+    return this.change(before, { expiresAt }, 'set_expiry', actor, {
+      expiresAt: { from: iso(before.expiresAt), to: expiresAt === null ? null : iso(expiresAt) },
+    });
   }
 
-  roll(_keyId: string, _options: { graceMs: number }, _actor: Actor): Promise<NewKeyResult> {
-    return Promise.reject(new Error('not yet'));
+  /**
+   * A new secret for the same key record (same id, plan, limits, counters, ban state); the old
+   * one works until the grace ends, then is refused as expired. An older previous secret, if any,
+   * is forgotten.
+   */
+  async roll(keyId: string, options: { graceMs: number }, actor: Actor): Promise<NewKeyResult> {
+    const { graceMs } = options;
+    if (!Number.isInteger(graceMs) || graceMs < 0 || graceMs > MAX_GRACE_MS) {
+      throw domainErrors.invalidKeyField('grace', 'from 0 to 365 days');
+    }
+    const before = await this.existing(keyId);
+    const now = this.clock.now();
+    const secret = this.apiKeys.newSecret();
+    const graceEnd = now + graceMs;
+    const view = await this.change(
+      before,
+      {
+        secret: {
+          hash: secret.hash,
+          displayPrefix: secret.displayPrefix,
+          previousHash: before.hash,
+          previousHashExpiresAt: graceEnd,
+        },
+      },
+      'roll',
+      actor,
+      {
+        prefix: { from: before.displayPrefix, to: secret.displayPrefix },
+        previousSecretExpiresAt: {
+          from: before.previousHash === undefined ? null : iso(before.previousHashExpiresAt),
+          to: iso(graceEnd),
+        },
+      },
+    );
+    this.apiKeys.knowHash(secret.hash);
+    return { key: view, secret: secret.key };
   }
 
-  revoke(_keyId: string, _actor: Actor): Promise<KeyView> {
-    return Promise.reject(new Error('not yet'));
+  /** For good: revoking twice keeps (and audits) only the first. */
+  async revoke(keyId: string, actor: Actor): Promise<KeyView> {
+    const now = this.clock.now();
+    const audit = this.auditRecord(keyId, 'revoke', actor, {
+      revokedAt: { from: null, to: iso(now) },
+    });
+    if (!(await this.store.revoke(keyId, now, audit))) throw domainErrors.keyNotFound(keyId);
+    return this.settled(keyId);
   }
 
-  unban(_keyId: string, _actor: Actor): Promise<KeyView> {
-    return Promise.reject(new Error('not yet'));
+  /**
+   * Lifts a key's ban early: clears the recorded ban, ends the live one in the rate-limit store
+   * (at once for every instance sharing it), and tells the other instances.
+   */
+  async unban(keyId: string, actor: Actor): Promise<KeyView> {
+    const before = await this.existing(keyId);
+    const now = this.clock.now();
+    const audit = this.auditRecord(keyId, 'unban', actor, {
+      bannedUntil: { from: iso(before.bannedUntil), to: null },
+    });
+    if (!(await this.store.liftBan(keyId, now, audit))) throw domainErrors.keyNotFound(keyId);
+    // Best effort: a store this process cannot reach (or its own, in memory) is lifted by each
+    // server when it reads the key's unban time, within the key cache lifetime.
+    await this.limiter.liftBan(keyId).catch(() => undefined);
+    return this.settled(keyId);
   }
 
-  usage(_keyId: string, _days: number): Promise<UsageDay[]> {
-    return Promise.reject(new Error('not yet'));
+  /**
+   * The last `days` UTC days up to today, oldest first, every day listed (0 where nothing was
+   * counted). Counts reach the database when a server flushes them (PETSTORE_USAGE_FLUSH_SECONDS).
+   */
+  async usage(keyId: string, days: number): Promise<UsageDay[]> {
+    const max = this.settings.usageRetentionDays;
+    if (!Number.isInteger(days) || days < 1 || days > max) {
+      throw new DomainError('invalid_parameter', `days must be a whole number from 1 to ${max}`);
+    }
+    await this.existing(keyId);
+    const today = Math.floor(this.clock.now() / DAY_MS) * DAY_MS;
+    const first = today - (days - 1) * DAY_MS;
+    const rows = await this.usageStore.days(keyId, utcDay(first), utcDay(today));
+    const byDay = new Map(rows.map((row) => [row.day, row]));
+    const out: UsageDay[] = [];
+    for (let at = first; at <= today; at += DAY_MS) {
+      const day = utcDay(at);
+      const row = byDay.get(day);
+      out.push({ day, admitted: row?.admitted ?? 0, refused: row?.refused ?? 0 });
+    }
+    return out;
   }
 
-  audit(_query: { keyId?: string; since?: number; limit?: number }): Promise<AuditEntry[]> {
-    return Promise.reject(new Error('not yet'));
+  async audit(query: { keyId?: string; since?: number; limit?: number }): Promise<AuditEntry[]> {
+    const limit = query.limit ?? DEFAULT_AUDIT_LIMIT;
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_AUDIT_LIMIT) {
+      throw new DomainError(
+        'invalid_parameter',
+        `limit must be a whole number from 1 to ${MAX_AUDIT_LIMIT}`,
+      );
+    }
+    const records = await this.auditStore.list({
+      ...(query.keyId !== undefined ? { keyId: query.keyId } : {}),
+      ...(query.since !== undefined ? { since: query.since } : {}),
+      limit,
+    });
+    return records.map((record) => ({
+      id: record.id,
+      at: new Date(record.at).toISOString(),
+      keyId: record.keyId,
+      action: record.action,
+      changes: record.changes,
+      actor: record.actor,
+    }));
+  }
+
+  /**
+   * Records the end of bans that ran out (the system's doing), once however many instances sweep
+   * at the same time: the audit record's id is made of the key and the ban's end. Returns how many.
+   */
+  async recordEndedBans(limit = 100): Promise<number> {
+    const ended = await this.store.endedBans(this.clock.now(), limit);
+    for (const { id, bannedUntil } of ended) {
+      await this.store.clearEndedBan(id, bannedUntil, {
+        id: `aud_ban_end_${id}_${bannedUntil}`,
+        at: bannedUntil,
+        keyId: id,
+        action: 'ban_end',
+        changes: { bannedUntil: { from: iso(bannedUntil), to: null } },
+        actor: SYSTEM_ACTOR,
+      });
+      this.apiKeys.forget(id);
+    }
+    return ended.length;
+  }
+
+  /** Deletes usage days older than the retention; returns how many rows went. */
+  purgeUsage(): Promise<number> {
+    const today = Math.floor(this.clock.now() / DAY_MS) * DAY_MS;
+    return this.usageStore.purgeBefore(
+      utcDay(today - (this.settings.usageRetentionDays - 1) * DAY_MS),
+    );
+  }
+
+  private async existing(keyId: string): Promise<ApiKeyRecord> {
+    const record = await this.store.findById(keyId);
+    if (record === undefined) throw domainErrors.keyNotFound(keyId);
+    return record;
+  }
+
+  private async change(
+    before: ApiKeyRecord,
+    update: ApiKeyUpdate,
+    action: AuditAction,
+    actor: Actor,
+    changes: AuditChanges,
+  ): Promise<KeyView> {
+    const audit = this.auditRecord(before.id, action, actor, changes);
+    if (!(await this.store.update(before.id, update, audit))) {
+      throw domainErrors.keyNotFound(before.id);
+    }
+    return this.settled(before.id);
+  }
+
+  /** After a change: out of this cache, announced to the others, read back as stored. */
+  private async settled(keyId: string): Promise<KeyView> {
+    this.apiKeys.forget(keyId);
+    await this.apiKeys.announce(keyId);
+    const record = await this.existing(keyId);
+    return toKeyView(record, this.clock.now());
+  }
+
+  private auditRecord(
+    keyId: string,
+    action: AuditAction,
+    actor: Actor,
+    changes: AuditChanges,
+  ): AuditRecord {
+    return { id: newAuditId(), at: this.clock.now(), keyId, action, changes, actor };
   }
 }

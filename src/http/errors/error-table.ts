@@ -50,6 +50,11 @@ export const ERRORS: { readonly [C in ErrorCode]: TableEntry<C> } = {
     when: 'No key, another scheme, a malformed, unknown or revoked key.',
     example: httpErrors.unauthorized('missing', 'pa_live_'),
   },
+  api_key_expired: {
+    status: 401,
+    when: 'The key expired, or its old secret is past the roll grace.',
+    example: httpErrors.apiKeyExpired(),
+  },
   not_found: {
     status: 404,
     when: 'No pet with that id, or no operation at that path.',
@@ -57,8 +62,8 @@ export const ERRORS: { readonly [C in ErrorCode]: TableEntry<C> } = {
   },
   key_not_found: {
     status: 404,
-    when: 'Admin API: no API key has that id.',
-    example: domainErrors.keyNotFound('key_8Fq2LkA0pQe7ZcX1'),
+    when: 'Key management: no API key has that id.',
+    example: domainErrors.keyNotFound('key_0123456789abcdef'),
   },
   method_not_allowed: {
     status: 405,

@@ -6,6 +6,7 @@ export type HttpErrorCode =
   | 'invalid_json'
   | 'invalid_body'
   | 'unauthorized'
+  | 'api_key_expired'
   | 'method_not_allowed'
   | 'request_timeout'
   | 'payload_too_large'
@@ -104,6 +105,13 @@ export const httpErrors = {
         'www-authenticate':
           refusal === 'missing' ? ADMIN_REALM : `${ADMIN_REALM}, error="invalid_token"`,
       },
+    ),
+  /** A key past its expiry, or a rolled key's old secret past its grace end. */
+  apiKeyExpired: () =>
+    new HttpError(
+      'api_key_expired',
+      'API key has expired (or was replaced by a new secret whose grace period ended): use the current secret or ask for a new key',
+      { 'www-authenticate': `${REALM}, error="invalid_token"` },
     ),
   /** `inApi`: the path is under the API's prefix, where what is missing is an operation. */
   noRoute: (method: string, path: string, inApi: boolean) =>

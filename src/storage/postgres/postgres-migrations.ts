@@ -109,7 +109,45 @@ export const POSTGRES_MIGRATIONS: Record<string, Migration> = {
       await sql`ALTER TABLE api_keys DROP COLUMN deprecated_calls`.execute(db);
     },
   },
-  '2026-11-25-20-admin-tokens': {
+  '2026-12-01-08-key-life': {
+    async up(db: Kysely<unknown>) {
+      await sql`ALTER TABLE api_keys ADD COLUMN expires_at bigint NULL`.execute(db);
+      await sql`ALTER TABLE api_keys ADD COLUMN previous_hash text NULL`.execute(db);
+      await sql`ALTER TABLE api_keys ADD COLUMN previous_hash_expires_at bigint NULL`.execute(db);
+      // Lookups by either secret's hash; a hash is current or previous of at most one key.
+      await sql`CREATE UNIQUE INDEX api_keys_previous_hash ON api_keys (previous_hash)`.execute(db);
+      // The background sweep that records the end of bans.
+      await sql`CREATE INDEX api_keys_banned_until ON api_keys (banned_until)`.execute(db);
+      await sql`CREATE TABLE key_audit (
+        id text PRIMARY KEY,
+        key_id text NOT NULL,
+        at bigint NOT NULL,
+        action text NOT NULL,
+        changes text NOT NULL,
+        actor text NOT NULL
+      )`.execute(db);
+      await sql`CREATE INDEX key_audit_key_at ON key_audit (key_id, at)`.execute(db);
+      await sql`CREATE INDEX key_audit_at ON key_audit (at)`.execute(db);
+      await sql`CREATE TABLE key_usage (
+        key_id text NOT NULL,
+        day text NOT NULL,
+        admitted bigint NOT NULL,
+        refused bigint NOT NULL,
+        PRIMARY KEY (key_id, day)
+      )`.execute(db);
+      await sql`CREATE INDEX key_usage_day ON key_usage (day)`.execute(db);
+    },
+    async down(db: Kysely<unknown>) {
+      await sql`DROP TABLE key_usage`.execute(db);
+      await sql`DROP TABLE key_audit`.execute(db);
+      await sql`DROP INDEX api_keys_banned_until`.execute(db);
+      await sql`DROP INDEX api_keys_previous_hash`.execute(db);
+      await sql`ALTER TABLE api_keys DROP COLUMN previous_hash_expires_at`.execute(db);
+      await sql`ALTER TABLE api_keys DROP COLUMN previous_hash`.execute(db);
+      await sql`ALTER TABLE api_keys DROP COLUMN expires_at`.execute(db);
+    },
+  },
+  '2026-12-01-09-admin-tokens': {
     async up(db: Kysely<unknown>) {
       await sql`CREATE TABLE admin_tokens (
         id text PRIMARY KEY,

@@ -7,6 +7,8 @@ import { SqlAdminIdempotencyStore } from '../sql/sql-admin-idempotency-store.js'
 import { SqlAdminTokenStore } from '../sql/sql-admin-token-store.js';
 import { SqlApiKeyStore } from '../sql/sql-api-key-store.js';
 import { SqlIdempotencyStore } from '../sql/sql-idempotency-store.js';
+import { SqlKeyAuditStore } from '../sql/sql-key-audit-store.js';
+import { SqlKeyUsageStore } from '../sql/sql-key-usage-store.js';
 import {
   IDLE_IN_TRANSACTION_TIMEOUT_MS,
   openPostgres,
@@ -125,6 +127,8 @@ export function createPostgresStorage(config: PostgresConfig): PostgresStorage {
     backend: 'postgres',
     pets,
     apiKeys: new SqlApiKeyStore(db, writes, traits),
+    keyAudit: new SqlKeyAuditStore(db),
+    keyUsage: new SqlKeyUsageStore(db, writes),
     idempotency: new SqlIdempotencyStore(db, writes, traits),
     adminTokens: new SqlAdminTokenStore(db, writes),
     adminIdempotency: new SqlAdminIdempotencyStore(db, writes),

@@ -44,6 +44,30 @@ export interface ApiKeysTable {
    * through new keys without trusting any host's clock.
    */
   seq: ColumnType<bigint | number | string, never, never>;
+  expires_at: NullableInt;
+  /** After a roll: the replaced secret's hash, valid until previous_hash_expires_at. */
+  previous_hash: string | null;
+  previous_hash_expires_at: NullableInt;
+}
+
+/** Append-only: the service inserts, never updates or deletes. */
+export interface KeyAuditTable {
+  id: string;
+  key_id: string;
+  at: Int;
+  action: string;
+  /** JSON: { field: { from, to } }, never a secret or a hash. */
+  changes: string;
+  /** JSON: the Actor. */
+  actor: string;
+}
+
+export interface KeyUsageTable {
+  key_id: string;
+  /** YYYY-MM-DD, UTC. */
+  day: string;
+  admitted: Int;
+  refused: Int;
 }
 
 export interface IdempotencyKeysTable {
@@ -82,6 +106,8 @@ export interface Database {
   idempotency_keys: IdempotencyKeysTable;
   admin_tokens: AdminTokensTable;
   admin_idempotency: AdminIdempotencyTable;
+  key_audit: KeyAuditTable;
+  key_usage: KeyUsageTable;
 }
 
 export function toNumber(value: bigint | number | string): number {

@@ -1,5 +1,13 @@
-import { type CompiledQuery, type Kysely, type Selectable, sql } from 'kysely';
-import type { ApiKeyRecord, NewApiKeyRecord } from '../../domain/api-keys/api-key.js';
+import {
+  type CompiledQuery,
+  type ExpressionBuilder,
+  type Kysely,
+  type Selectable,
+  sql,
+  type Updateable,
+} from 'kysely';
+import type { ApiKeyRecord, ApiKeyUpdate, NewApiKeyRecord } from '../../domain/api-keys/api-key.js';
+import type { AuditRecord } from '../../domain/api-keys/key-audit.js';
 import type { ApiKeyStore } from '../../domain/ports.js';
 import { isPlan } from '../../domain/rate-limits/plans.js';
 import { type ApiKeysTable, type Database, toNumber, toOptionalNumber } from './database.js';
@@ -27,6 +35,11 @@ function toRecord(row: Selectable<ApiKeysTable>): ApiKeyRecord {
   if (bannedUntil !== undefined) record.bannedUntil = bannedUntil;
   const banLiftedAt = toOptionalNumber(row.ban_lifted_at);
   if (banLiftedAt !== undefined) record.banLiftedAt = banLiftedAt;
+  const expiresAt = toOptionalNumber(row.expires_at);
+  if (expiresAt !== undefined) record.expiresAt = expiresAt;
+  if (row.previous_hash !== null) record.previousHash = row.previous_hash;
+  const previousHashExpiresAt = toOptionalNumber(row.previous_hash_expires_at);
+  if (previousHashExpiresAt !== undefined) record.previousHashExpiresAt = previousHashExpiresAt;
   return record;
 }
 
@@ -38,7 +51,48 @@ export class SqlApiKeyStore implements ApiKeyStore {
     private readonly traits: DialectTraits,
   ) {}
 
-  async insert(record: NewApiKeyRecord): Promise<ApiKeyRecord> {
+  /**
+   * The audit record's INSERT, as a SELECT that yields its row only while `condition` holds for
+   * the key, so that the record is appended exactly when the change it describes takes effect.
+   */
+  private appendAudit(
+    audit: AuditRecord,
+    condition: (
+      eb: ExpressionBuilder<Database, 'api_keys'>,
+    ) => ReturnType<ExpressionBuilder<Database, 'api_keys'>['and']> = (eb) => eb.and([]),
+    once = false,
+  ): CompiledQuery {
+    const db = this.db;
+    const insert = db
+      .insertInto('key_audit')
+      .columns(['id', 'key_id', 'at', 'action', 'changes', 'actor'])
+      .expression(
+        db
+          .selectNoFrom((eb) => [
+            eb.val(audit.id).as('id'),
+            eb.val(audit.keyId).as('key_id'),
+            eb.cast(eb.val(audit.at), 'bigint').as('at'),
+            eb.val(audit.action).as('action'),
+            eb.val(JSON.stringify(audit.changes)).as('changes'),
+            eb.val(JSON.stringify(audit.actor)).as('actor'),
+          ])
+          .where(({ exists, selectFrom }) =>
+            exists(
+              selectFrom('api_keys')
+                .select(sql.lit(1).as('one'))
+                .where('id', '=', audit.keyId)
+                .where(condition),
+            ),
+          ),
+      );
+    return (once ? insert.onConflict((oc) => oc.column('id').doNothing()) : insert).compile();
+  }
+
+  private auditStatements(audit: AuditRecord | undefined): CompiledQuery[] {
+    return audit === undefined ? [] : [this.appendAudit(audit)];
+  }
+
+  async insert(record: NewApiKeyRecord, audit?: AuditRecord): Promise<ApiKeyRecord> {
     const insert = this.db
       .insertInto('api_keys')
       .values({
@@ -54,13 +108,14 @@ export class SqlApiKeyStore implements ApiKeyStore {
         revoked_at: null,
         banned_until: null,
         ban_lifted_at: null,
+        expires_at: record.expiresAt ?? null,
       })
       .compile();
-    await this.writes.run([insert]);
+    await this.writes.run([insert, ...this.auditStatements(audit)]);
     return { ...record, deprecatedCalls: 0 };
   }
 
-  async insertIfNone(record: NewApiKeyRecord): Promise<boolean> {
+  async insertIfNone(record: NewApiKeyRecord, audit?: AuditRecord): Promise<boolean> {
     const db = this.db;
     // One statement: the existence check and the insert see the same table. The casts give
     // PostgreSQL the column types that a bare parameter in a SELECT list would not have.
@@ -93,19 +148,28 @@ export class SqlApiKeyStore implements ApiKeyStore {
           ),
       )
       .compile();
-    const changes = await this.writes.run([...this.traits.firstKeyLock, insert]);
-    return changes.at(-1) === 1;
+    const changes = await this.writes.run([
+      ...this.traits.firstKeyLock,
+      insert,
+      // Found only when this insert made the key: another instance's key has another id.
+      ...this.auditStatements(audit),
+    ]);
+    return changes.at(audit === undefined ? -1 : -2) === 1;
   }
 
-  findByHash(hash: string): Promise<ApiKeyRecord | undefined> {
-    return this.findOne('hash', hash);
+  async findByHash(hash: string): Promise<ApiKeyRecord | undefined> {
+    // Two lookups by unique indexes: the current secret first, as nearly every request sends it.
+    return (await this.findOne('hash', hash)) ?? (await this.findOne('previous_hash', hash));
   }
 
   findById(id: string): Promise<ApiKeyRecord | undefined> {
     return this.findOne('id', id);
   }
 
-  private async findOne(column: 'hash' | 'id', value: string): Promise<ApiKeyRecord | undefined> {
+  private async findOne(
+    column: 'hash' | 'id' | 'previous_hash',
+    value: string,
+  ): Promise<ApiKeyRecord | undefined> {
     const row = await this.db
       .selectFrom('api_keys')
       .selectAll()
@@ -142,8 +206,31 @@ export class SqlApiKeyStore implements ApiKeyStore {
     return Number(n);
   }
 
-  async revoke(id: string, at: number): Promise<boolean> {
+  async update(id: string, update: ApiKeyUpdate, audit: AuditRecord): Promise<boolean> {
+    const set: Updateable<ApiKeysTable> = {};
+    if (update.plan !== undefined) set.plan = update.plan;
+    if (update.customLimits !== undefined) {
+      set.per_minute = update.customLimits?.perMinute ?? null;
+      set.per_day = update.customLimits?.perDay ?? null;
+    }
+    if (update.expiresAt !== undefined) set.expires_at = update.expiresAt;
+    if (update.secret !== undefined) {
+      set.hash = update.secret.hash;
+      set.display_prefix = update.secret.displayPrefix;
+      set.previous_hash = update.secret.previousHash;
+      set.previous_hash_expires_at = update.secret.previousHashExpiresAt;
+    }
+    const [changed] = await this.writes.run([
+      this.db.updateTable('api_keys').set(set).where('id', '=', id).compile(),
+      this.appendAudit(audit),
+    ]);
+    return changed !== undefined && changed > 0;
+  }
+
+  async revoke(id: string, at: number, audit?: AuditRecord): Promise<boolean> {
     await this.writes.run([
+      // Before the update, while the key is still unrevoked: only the revocation that counts.
+      ...(audit ? [this.appendAudit(audit, (eb) => eb.and([eb('revoked_at', 'is', null)]))] : []),
       this.db
         .updateTable('api_keys')
         .set({ revoked_at: at })
@@ -174,25 +261,53 @@ export class SqlApiKeyStore implements ApiKeyStore {
     );
   }
 
-  async setBannedUntil(id: string, until: number): Promise<boolean> {
+  async setBannedUntil(id: string, until: number, audit?: AuditRecord): Promise<boolean> {
     return this.updated(
       this.db.updateTable('api_keys').set({ banned_until: until }).where('id', '=', id).compile(),
+      audit,
     );
   }
 
-  async liftBan(id: string, at: number): Promise<boolean> {
+  async liftBan(id: string, at: number, audit?: AuditRecord): Promise<boolean> {
     return this.updated(
       this.db
         .updateTable('api_keys')
         .set({ banned_until: null, ban_lifted_at: at })
         .where('id', '=', id)
         .compile(),
+      audit,
     );
   }
 
-  /** Whether the update found its key. */
-  private async updated(update: CompiledQuery): Promise<boolean> {
-    const [changed] = await this.writes.run([update]);
+  async endedBans(now: number, limit: number): Promise<Array<{ id: string; bannedUntil: number }>> {
+    const rows = await this.db
+      .selectFrom('api_keys')
+      .select(['id', 'banned_until'])
+      .where('banned_until', 'is not', null)
+      .where('banned_until', '<=', now)
+      .orderBy('banned_until')
+      .limit(limit)
+      .execute();
+    return rows.flatMap((row) =>
+      row.banned_until === null ? [] : [{ id: row.id, bannedUntil: toNumber(row.banned_until) }],
+    );
+  }
+
+  async clearEndedBan(id: string, bannedUntil: number, audit: AuditRecord): Promise<void> {
+    await this.writes.run([
+      this.appendAudit(audit, (eb) => eb.and([eb('banned_until', '=', bannedUntil)]), true),
+      this.db
+        .updateTable('api_keys')
+        .set({ banned_until: null })
+        .where('id', '=', id)
+        .where('banned_until', '=', bannedUntil)
+        .compile(),
+    ]);
+  }
+
+  /** Whether the update found its key; the audit record goes in the same transaction. */
+  private async updated(update: CompiledQuery, audit?: AuditRecord): Promise<boolean> {
+    const [changed] = await this.writes.run([update, ...this.auditStatements(audit)]);
     return changed !== undefined && changed > 0;
   }
 }

@@ -6,6 +6,8 @@ import { SqlAdminIdempotencyStore } from '../sql/sql-admin-idempotency-store.js'
 import { SqlAdminTokenStore } from '../sql/sql-admin-token-store.js';
 import { SqlApiKeyStore } from '../sql/sql-api-key-store.js';
 import { SqlIdempotencyStore } from '../sql/sql-idempotency-store.js';
+import { SqlKeyAuditStore } from '../sql/sql-key-audit-store.js';
+import { SqlKeyUsageStore } from '../sql/sql-key-usage-store.js';
 import { backupSqlite } from './sqlite-backup.js';
 import { openSqlite, type SqliteOpenOptions } from './sqlite-connection.js';
 import { SQLITE_MIGRATIONS } from './sqlite-migrations.js';
@@ -32,6 +34,8 @@ export function createSqliteStorage(path: string, options: SqliteOpenOptions = {
     writer,
     pets: new SqlitePetStore(db, raw, writer),
     apiKeys: new SqlApiKeyStore(db, writer, SQLITE_TRAITS),
+    keyAudit: new SqlKeyAuditStore(db),
+    keyUsage: new SqlKeyUsageStore(db, writer),
     idempotency: new SqlIdempotencyStore(db, writer, SQLITE_TRAITS),
     adminTokens: new SqlAdminTokenStore(db, writer),
     adminIdempotency: new SqlAdminIdempotencyStore(db, writer),

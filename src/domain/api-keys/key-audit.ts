@@ -1,0 +1,44 @@
+import { randomBase62 } from './key-format.js';
+
+/** Who made a change to a key, as the audit trail records it. */
+export type Actor =
+  /** `os.userInfo().username` and `os.hostname()` of the CLI process. */
+  | { kind: 'cli'; user: string; host: string }
+  | { kind: 'admin_token'; id: string }
+  /** The service itself: an automatic ban and its end. */
+  | { kind: 'system' };
+
+export const SYSTEM_ACTOR: Actor = Object.freeze({ kind: 'system' });
+
+export type AuditAction =
+  'create' | 'set_plan' | 'set_expiry' | 'roll' | 'revoke' | 'unban' | 'ban' | 'ban_end';
+
+/** Old and new value of each field a change touched; never a secret or a hash. */
+export type AuditChanges = Record<string, { from: unknown; to: unknown }>;
+
+/** One change to a key as storage keeps it (times in epoch ms). Appended, never changed. */
+export interface AuditRecord {
+  id: string;
+  at: number;
+  keyId: string;
+  action: AuditAction;
+  changes: AuditChanges;
+  actor: Actor;
+}
+
+export function newAuditId(): string {
+  return 'aud_' + randomBase62(16);
+}
+
+/** Per key and UTC day: what admission decided for requests that named the key. */
+export interface UsageCount {
+  keyId: string;
+  /** YYYY-MM-DD, UTC. */
+  day: string;
+  admitted: number;
+  refused: number;
+}
+
+export function utcDay(epochMs: number): string {
+  return new Date(epochMs).toISOString().slice(0, 10);
+}
