@@ -1,4 +1,5 @@
 import { type Config, ConfigError, loadConfigFromProcess } from './config/config.js';
+import { buildAdminApp } from './http/admin-app.js';
 import { buildApp } from './http/build-app.js';
 import type { FastifyBaseLogger } from 'fastify';
 import { ApiServer } from './http/http-server.js';
@@ -57,6 +58,10 @@ async function main(): Promise<void> {
   const services = await createServices(config, { migrate: true, log: logger });
   const app = await buildApp({ services, logger });
   await services.startBackgroundWork();
+  // The admin API, when ADMIN_PORT is set: its own listener, closed with the pet API's (onClose
+  // runs inside app.close(), so before storage closes).
+  const adminApp = config.admin ? await buildAdminApp({ services, logger }) : undefined;
+  if (adminApp) app.addHook('onClose', () => adminApp.close());
 
   await bootstrapKey(config, services, app.log);
 
@@ -127,6 +132,10 @@ async function main(): Promise<void> {
     { database: services.storage.backend, durability, environment: config.environment },
     `Pet Adoption Service listening; API at ${config.publicBaseUrl}/v1, docs at ${config.publicBaseUrl}/docs`,
   );
+  if (adminApp && config.admin) {
+    await adminApp.listen({ port: config.admin.port, host: config.admin.host });
+    app.log.info({ admin: config.admin }, 'admin API listening under /admin/v1');
+  }
 }
 
 main().catch((error: unknown) => {

@@ -1,4 +1,7 @@
 import type { Config } from './config/config.js';
+import { AdminAdmissionService } from './domain/admin-tokens/admin-admission.js';
+import { AdminIdempotency } from './domain/admin-tokens/admin-idempotency.js';
+import { AdminTokenService } from './domain/admin-tokens/admin-token-service.js';
 import { AdmissionService } from './domain/admission/admission-service.js';
 import { ApiKeyService } from './domain/api-keys/api-key-service.js';
 import { KeyManagementService } from './domain/api-keys/key-management-service.js';
@@ -43,6 +46,12 @@ export interface Services {
   /** Every operation on a key over its life (CLI and admin API), audited. */
   readonly keys: KeyManagementService;
   readonly dependencies: readonly Dependency[];
+  /** The admin API's credentials, who gets in to it, and its idempotent creates and rolls. */
+  readonly admin: {
+    readonly tokens: AdminTokenService;
+    readonly admission: AdminAdmissionService;
+    readonly idempotency: AdminIdempotency;
+  };
   /**
    * What a server does besides answering requests: dropping keys other instances changed from the
    * cache, and purging expired idempotency records. The CLI does not start it.
@@ -142,6 +151,8 @@ export async function createServices(
     });
     copies.onDrop(() => apiKeys.dropCachedKeys());
 
+    const adminTokens = new AdminTokenService(storage.adminTokens, clock);
+    const adminIdempotency = new AdminIdempotency(storage.adminIdempotency, clock);
     const usage = new KeyUsageCounter(storage.keyUsage, clock);
     const keys = new KeyManagementService(
       storage.apiKeys,
@@ -169,7 +180,9 @@ export async function createServices(
 
     const purge = async () => {
       try {
-        const purged = await pets.purgeExpiredIdempotency(PURGE.batch, PURGE.maxBatches);
+        const purged =
+          (await pets.purgeExpiredIdempotency(PURGE.batch, PURGE.maxBatches)) +
+          (await adminIdempotency.purgeExpired(PURGE.batch, PURGE.maxBatches));
         if (purged > 0) log?.info({ purged }, 'purged expired idempotency records');
       } catch (error) {
         log?.warn({ err: error }, 'purging expired idempotency records failed; retrying later');
@@ -196,6 +209,11 @@ export async function createServices(
       usage,
       keys,
       dependencies,
+      admin: {
+        tokens: adminTokens,
+        admission: new AdminAdmissionService(adminTokens, limiter),
+        idempotency: adminIdempotency,
+      },
       async startBackgroundWork() {
         await apiKeys.listenForChanges().catch((error: unknown) => {
           // The key cache lifetime still bounds how long a change takes to be seen.

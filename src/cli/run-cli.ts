@@ -14,6 +14,9 @@ import {
   UsageError,
 } from './command.js';
 import { check } from './commands/check.js';
+import { adminTokensCreate } from './commands/admin-tokens-create.js';
+import { adminTokensList } from './commands/admin-tokens-list.js';
+import { adminTokensRevoke } from './commands/admin-tokens-revoke.js';
 import { backup } from './commands/backup.js';
 import { cacheReset } from './commands/cache-reset.js';
 import { keysAudit } from './commands/keys-audit.js';
@@ -45,6 +48,9 @@ const COMMANDS: readonly Command[] = [
   keysRoll,
   keysRevoke,
   keysUnban,
+  adminTokensCreate,
+  adminTokensList,
+  adminTokensRevoke,
   keysUsage,
   keysAudit,
   seed,

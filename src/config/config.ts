@@ -100,6 +100,8 @@ export interface Config {
   readonly timeouts: Timeouts;
   readonly operations: Operations;
   readonly keyLife: KeyLifeConfig;
+  /** The admin API's own listener (ADMIN_PORT, ADMIN_HOST); undefined, the default, is off. */
+  readonly admin: AdminListenerConfig | undefined;
 }
 
 /** Usage counting per key (issue 17). */
@@ -115,6 +117,21 @@ function keyLife(env: Env): KeyLifeConfig {
     usageFlushMs: integer(env, 'PETSTORE_USAGE_FLUSH_MS', 60_000, 50, 3_600_000),
     usageRetentionDays: integer(env, 'PETSTORE_USAGE_RETENTION_DAYS', 90, 1, 3_650),
   });
+}
+
+/** Where the admin API listens: never on the pet API's port. */
+export interface AdminListenerConfig {
+  readonly port: number;
+  /** Default 127.0.0.1: reachable from the host only unless chosen otherwise. */
+  readonly host: string;
+}
+
+function adminListener(env: Env, publicPort: number): AdminListenerConfig | undefined {
+  const raw = read(env, 'ADMIN_PORT');
+  if (raw === undefined) return undefined;
+  const port = integer(env, 'ADMIN_PORT', 0, 1, 65535);
+  if (port === publicPort) fail('ADMIN_PORT', `a port other than PORT (${publicPort})`, raw);
+  return Object.freeze({ port, host: read(env, 'ADMIN_HOST') ?? '127.0.0.1' });
 }
 
 export class ConfigError extends Error {
@@ -320,6 +337,7 @@ export function loadConfig(env: Env): Config {
       drainSeconds: integer(env, 'DRAIN_SECONDS', DEFAULT_DRAIN_SECONDS, 0, 3_600),
       bootstrapKey: oneOf(env, 'PETSTORE_BOOTSTRAP_KEY', ['auto', 'off'] as const, 'auto'),
     }),
+    admin: adminListener(env, port),
     keyLife: keyLife(env),
   });
 }

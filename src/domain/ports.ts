@@ -1,3 +1,4 @@
+import type { AdminIdempotencyStore, AdminTokenStore } from './admin-tokens/admin-token.js';
 import type { ApiKeyRecord, ApiKeyUpdate, NewApiKeyRecord } from './api-keys/api-key.js';
 import type { AuditAction, AuditRecord, UsageCount } from './api-keys/key-audit.js';
 import type { NewPet, Pet, PetStatus } from './pets/pet.js';
@@ -186,6 +187,9 @@ export interface Storage {
   readonly keyAudit: KeyAuditStore;
   readonly keyUsage: KeyUsageStore;
   readonly idempotency: IdempotencyStore;
+  /** The admin API's credentials and its Idempotency-Keys. */
+  readonly adminTokens: AdminTokenStore;
+  readonly adminIdempotency: AdminIdempotencyStore;
   readonly generation: StoreGeneration;
   /**
    * Applies pending migrations and says what it did, a line each; safe to call on every start.

@@ -48,7 +48,7 @@ function authorizationLines(rawHeaders: readonly string[]): number {
  * token follows it. RFC 9110 allows one Authorization field; which of two would be the key is
  * anyone's guess (a proxy may read the other), so neither is tried.
  */
-function credentialOf(request: FastifyRequest): Credential {
+export function credentialOf(request: FastifyRequest): Credential {
   if (authorizationLines(request.raw.rawHeaders) > 1) return { kind: 'ambiguous' };
   const header = request.headers.authorization;
   if (header === undefined) return { kind: 'absent' };

@@ -21,6 +21,17 @@ export const API_SCOPE = {
   documentPath: `${API_PREFIX}/openapi.json`,
 } as const;
 
+/**
+ * The admin API: served only by its own listener (ADMIN_PORT), which serves nothing else; every
+ * request under it is admitted by admin token (src/domain/admin-tokens), its description by the
+ * address budget. The pet listener has no route here, so it answers 404 as for any unknown path.
+ */
+const ADMIN_PREFIX = '/admin/v1';
+export const ADMIN_SCOPE = {
+  prefix: ADMIN_PREFIX,
+  documentPath: `${ADMIN_PREFIX}/openapi.json`,
+} as const;
+
 /** The operations endpoints: unauthenticated, outside the API, never counted against a budget. */
 export const OPERATIONS_ENDPOINTS = {
   health: '/healthz',

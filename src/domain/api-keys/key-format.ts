@@ -19,8 +19,11 @@ export const KEY_PREFIX: Readonly<Record<KeyEnvironment, string>> = Object.freez
 
 /** Published for secret scanners (README). */
 export const API_KEY_PATTERN = /^pa_(live|test)_[0-9A-Za-z]{36}$/;
-/** Finds key-shaped text inside other text (logs must never carry one). */
-export const API_KEY_SEARCH = /pa_(live|test)_[0-9A-Za-z]{36}/g;
+/** Admin tokens (the admin API's credential): the same format under their own prefix. */
+export const ADMIN_TOKEN_PREFIX = 'pa_admin_';
+export const ADMIN_TOKEN_PATTERN = /^pa_admin_[0-9A-Za-z]{36}$/;
+/** Finds key- or admin-token-shaped text inside other text (logs must never carry one). */
+export const API_KEY_SEARCH = /pa_(live|test|admin)_[0-9A-Za-z]{36}/g;
 
 export function randomBase62(length: number): string {
   let out = '';
@@ -43,18 +46,29 @@ function checksum(body: string): string {
   return out;
 }
 
-export function generateApiKey(environment: KeyEnvironment): string {
-  const body = KEY_PREFIX[environment] + randomBase62(RANDOM_LENGTH);
+/** A new credential of the given kind: `prefix`, 30 random base62 characters, their checksum. */
+export function generateToken(prefix: string): string {
+  const body = prefix + randomBase62(RANDOM_LENGTH);
   return body + checksum(body);
+}
+
+const BASE62_TAIL = new RegExp(`^[0-9A-Za-z]{${RANDOM_LENGTH + CHECKSUM_LENGTH}}$`);
+
+/** True when the token is `prefix` followed by 36 base62 characters whose last 6 check the rest. */
+export function isWellFormedToken(token: string, prefix: string): boolean {
+  if (token.length !== prefix.length + RANDOM_LENGTH + CHECKSUM_LENGTH) return false;
+  if (!token.startsWith(prefix) || !BASE62_TAIL.test(token.slice(prefix.length))) return false;
+  const body = token.slice(0, -CHECKSUM_LENGTH);
+  return checksum(body) === token.slice(-CHECKSUM_LENGTH);
+}
+
+export function generateApiKey(environment: KeyEnvironment): string {
+  return generateToken(KEY_PREFIX[environment]);
 }
 
 /** True when the token has the shape, environment prefix and checksum of a key of this deployment. */
 export function isWellFormedApiKey(token: string, environment: KeyEnvironment): boolean {
-  if (token.length !== KEY_PREFIX[environment].length + RANDOM_LENGTH + CHECKSUM_LENGTH)
-    return false;
-  if (!token.startsWith(KEY_PREFIX[environment]) || !API_KEY_PATTERN.test(token)) return false;
-  const body = token.slice(0, -CHECKSUM_LENGTH);
-  return checksum(body) === token.slice(-CHECKSUM_LENGTH);
+  return isWellFormedToken(token, KEY_PREFIX[environment]);
 }
 
 export function hashApiKey(token: string): string {

@@ -33,6 +33,7 @@ export class HttpError<C extends ErrorCode = ErrorCode> extends Error {
 }
 
 const REALM = 'Bearer realm="pets"';
+const ADMIN_REALM = 'Bearer realm="petstore-admin"';
 
 export type KeyRefusal = 'missing' | 'malformed' | 'unknown' | 'revoked';
 
@@ -89,6 +90,22 @@ export const httpErrors = {
       }[refusal],
       // RFC 6750: error="invalid_token" only when a token was sent.
       { 'www-authenticate': refusal === 'missing' ? REALM : `${REALM}, error="invalid_token"` },
+    ),
+  /** The admin listener's 401: an admin token is a credential of its own kind. */
+  adminUnauthorized: (refusal: KeyRefusal) =>
+    new HttpError(
+      'unauthorized',
+      {
+        missing: 'Missing admin token: send it as Authorization: Bearer pa_admin_...',
+        malformed:
+          'Admin token is not valid: expected Authorization: Bearer pa_admin_ followed by 36 letters and digits (an API key does not open the admin API)',
+        unknown: 'Admin token is not valid: check it was copied whole, or create a new one',
+        revoked: 'Admin token has been revoked: create a new one with petstore admin-tokens create',
+      }[refusal],
+      {
+        'www-authenticate':
+          refusal === 'missing' ? ADMIN_REALM : `${ADMIN_REALM}, error="invalid_token"`,
+      },
     ),
   /** A key past its expiry, or a rolled key's old secret past its grace end. */
   apiKeyExpired: () =>

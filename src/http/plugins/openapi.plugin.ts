@@ -45,7 +45,7 @@ ${ERROR_TABLE}`;
 interface ResponseDoc {
   headers?: Record<string, { required?: boolean }>;
 }
-interface OperationDoc {
+export interface OperationDoc {
   responses?: Record<string, ResponseDoc>;
 }
 
@@ -63,7 +63,7 @@ const ALWAYS_SENT = new Set([
 ]);
 
 /** @fastify/swagger has no way to say a response header is required, so it is said here. */
-function markAlwaysSentHeaders(paths: Record<string, Record<string, OperationDoc>>): void {
+export function markAlwaysSentHeaders(paths: Record<string, Record<string, OperationDoc>>): void {
   for (const item of Object.values(paths)) {
     for (const operation of Object.values(item)) {
       for (const response of Object.values(operation.responses ?? {})) {

@@ -162,4 +162,33 @@ export const POSTGRES_MIGRATIONS: Record<string, Migration> = {
       await sql`ALTER TABLE api_keys DROP COLUMN expires_at`.execute(db);
     },
   },
+  '2026-12-01-09-admin-tokens': {
+    async up(db: Kysely<unknown>) {
+      await sql`CREATE TABLE admin_tokens (
+        id text PRIMARY KEY,
+        name text NOT NULL,
+        hash text NOT NULL UNIQUE,
+        display_prefix text NOT NULL,
+        created_at bigint NOT NULL,
+        last_used_at bigint NULL,
+        revoked_at bigint NULL
+      )`.execute(db);
+      await sql`CREATE TABLE admin_idempotency (
+        token_id text NOT NULL,
+        key_hash text NOT NULL,
+        fingerprint text NOT NULL,
+        created_at bigint NOT NULL,
+        status bigint NULL,
+        sealed text NULL,
+        PRIMARY KEY (token_id, key_hash)
+      )`.execute(db);
+      await sql`CREATE INDEX admin_idempotency_created_at ON admin_idempotency (created_at)`.execute(
+        db,
+      );
+    },
+    async down(db: Kysely<unknown>) {
+      await sql`DROP TABLE admin_idempotency`.execute(db);
+      await sql`DROP TABLE admin_tokens`.execute(db);
+    },
+  },
 };

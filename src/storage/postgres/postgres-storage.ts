@@ -3,6 +3,8 @@ import type { Storage } from '../../domain/ports.js';
 import type { Database } from '../sql/database.js';
 import type { DialectTraits, SqlWrites } from '../sql/dialect-traits.js';
 import { migrate, type MigrateOptions } from '../sql/migrate.js';
+import { SqlAdminIdempotencyStore } from '../sql/sql-admin-idempotency-store.js';
+import { SqlAdminTokenStore } from '../sql/sql-admin-token-store.js';
 import { SqlApiKeyStore } from '../sql/sql-api-key-store.js';
 import { SqlIdempotencyStore } from '../sql/sql-idempotency-store.js';
 import { SqlKeyAuditStore } from '../sql/sql-key-audit-store.js';
@@ -131,6 +133,8 @@ export function createPostgresStorage(config: PostgresConfig): PostgresStorage {
     keyUsage: new SqlKeyUsageStore(db, writes),
     idempotency: new SqlIdempotencyStore(db, writes, traits),
     generation: new PostgresStoreGeneration(db, settled),
+    adminTokens: new SqlAdminTokenStore(db, writes),
+    adminIdempotency: new SqlAdminIdempotencyStore(db, writes),
     migrate: () =>
       withMigrationLock(config, async (connection, options) => {
         const applied = await migrate(connection, POSTGRES_MIGRATIONS, 'latest', options);

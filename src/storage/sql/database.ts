@@ -81,10 +81,33 @@ export interface IdempotencyKeysTable {
   locked_at: Int;
 }
 
+/** The admin API's credentials (src/domain/admin-tokens): hashes, never tokens. */
+export interface AdminTokensTable {
+  id: string;
+  name: string;
+  hash: string;
+  display_prefix: string;
+  created_at: Int;
+  last_used_at: NullableInt;
+  revoked_at: NullableInt;
+}
+
+/** Idempotency-Keys of admin creates and rolls; `sealed` is the response, encrypted. */
+export interface AdminIdempotencyTable {
+  token_id: string;
+  key_hash: string;
+  fingerprint: string;
+  created_at: Int;
+  status: NullableInt;
+  sealed: string | null;
+}
+
 export interface Database {
   pets: PetsTable;
   api_keys: ApiKeysTable;
   idempotency_keys: IdempotencyKeysTable;
+  admin_tokens: AdminTokensTable;
+  admin_idempotency: AdminIdempotencyTable;
   key_audit: KeyAuditTable;
   key_usage: KeyUsageTable;
 }

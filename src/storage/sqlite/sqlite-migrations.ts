@@ -159,4 +159,33 @@ export const SQLITE_MIGRATIONS: Record<string, Migration> = {
       await sql`ALTER TABLE api_keys DROP COLUMN expires_at`.execute(db);
     },
   },
+  '2026-12-01-09-admin-tokens': {
+    async up(db: Kysely<unknown>) {
+      await sql`CREATE TABLE admin_tokens (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        hash TEXT NOT NULL UNIQUE,
+        display_prefix TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        last_used_at INTEGER NULL,
+        revoked_at INTEGER NULL
+      )`.execute(db);
+      await sql`CREATE TABLE admin_idempotency (
+        token_id TEXT NOT NULL,
+        key_hash TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        status INTEGER NULL,
+        sealed TEXT NULL,
+        PRIMARY KEY (token_id, key_hash)
+      )`.execute(db);
+      await sql`CREATE INDEX admin_idempotency_created_at ON admin_idempotency (created_at)`.execute(
+        db,
+      );
+    },
+    async down(db: Kysely<unknown>) {
+      await sql`DROP TABLE admin_idempotency`.execute(db);
+      await sql`DROP TABLE admin_tokens`.execute(db);
+    },
+  },
 };

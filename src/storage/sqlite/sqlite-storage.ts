@@ -2,6 +2,8 @@ import { sql } from 'kysely';
 import type { Storage } from '../../domain/ports.js';
 import type { DialectTraits } from '../sql/dialect-traits.js';
 import { migrate } from '../sql/migrate.js';
+import { SqlAdminIdempotencyStore } from '../sql/sql-admin-idempotency-store.js';
+import { SqlAdminTokenStore } from '../sql/sql-admin-token-store.js';
 import { SqlApiKeyStore } from '../sql/sql-api-key-store.js';
 import { SqlIdempotencyStore } from '../sql/sql-idempotency-store.js';
 import { SqlKeyAuditStore } from '../sql/sql-key-audit-store.js';
@@ -41,6 +43,8 @@ export function createSqliteStorage(path: string, options: SqliteOpenOptions = {
     keyAudit: new SqlKeyAuditStore(db),
     keyUsage: new SqlKeyUsageStore(db, writer),
     idempotency: new SqlIdempotencyStore(db, writer, SQLITE_TRAITS),
+    adminTokens: new SqlAdminTokenStore(db, writer),
+    adminIdempotency: new SqlAdminIdempotencyStore(db, writer),
     generation,
     async migrate() {
       const applied = await migrate(db, SQLITE_MIGRATIONS, 'latest');

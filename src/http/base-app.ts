@@ -1,0 +1,108 @@
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
+import type { Config } from '../config/config.js';
+import { handleError } from './errors/error-handler.js';
+import { answerClientError, apiServerFactory, type ConnectionCap } from './http-server.js';
+import { routeEveryMethod } from './methods.js';
+import { noRouteFor } from './not-found.js';
+import { accessLogPlugin } from './plugins/access-log.plugin.js';
+import { hostHeaderPlugin } from './plugins/host-header.plugin.js';
+import { BODY_LIMIT_BYTES, jsonBodyPlugin } from './plugins/json-body.plugin.js';
+import { genRequestId, requestIdPlugin } from './plugins/request-id.plugin.js';
+import { securityHeadersPlugin } from './plugins/security-headers.plugin.js';
+import { createValidatorCompiler, type JsonSchema } from './validator-compiler.js';
+
+/** What differs between the listeners built on the same base (the pet API, the admin API). */
+export interface BaseAppOptions {
+  config: Config;
+  /** The process's logger; absent means no logging. */
+  logger?: FastifyBaseLogger;
+  /** Schemas referenced by $id from the routes: validation and the OpenAPI components. */
+  schemas: readonly JsonSchema[];
+  /** Told of every connection closed at once for being over a cap. */
+  onConnectionRefused: (app: FastifyInstance, cap: ConnectionCap, address: string) => void;
+  /**
+   * Errors raised before routing (a path that is not valid percent-encoding) still get the Error
+   * body; this runs first, e.g. to authenticate and count the request as its scope would.
+   */
+  beforeFrameworkError?: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+}
+
+/** A hop count means: trust that many proxies nearest to us (what proxy-addr does with a number). */
+function trustProxyOption(
+  value: Config['trustProxy'],
+): boolean | string | ((a: string, hop: number) => boolean) {
+  return typeof value === 'number' ? (_address, hop) => hop < value : value;
+}
+
+/**
+ * What every listener of the service shares: the HTTP server with its connection caps and
+ * timeouts, request ids, the Error body for every refusal (before routing too), strict JSON bodies
+ * and their limits, the access log with redaction, security headers, Host checks, 405 for every
+ * method a path does not serve. The caller adds its scope's hooks and routes.
+ */
+export async function createBaseApp(options: BaseAppOptions): Promise<FastifyInstance> {
+  const { config, logger, beforeFrameworkError } = options;
+  const app = Fastify({
+    serverFactory: apiServerFactory({
+      limits: config.connections,
+      timeouts: config.timeouts,
+      onRefused: (cap, address) => options.onConnectionRefused(app, cap, address),
+    }),
+    // While closing, a request that still reaches a route (on a connection kept open to finish
+    // one in flight) is served normally, with Connection: close, rather than Fastify's own 503.
+    return503OnClosing: false,
+    ...(logger ? { loggerInstance: logger } : { logger: false }),
+    genReqId: genRequestId,
+    // Per-request lines come from the access-log plugin, at debug level.
+    logController: new LogController({
+      requestIdLogLabel: 'requestId',
+      disableRequestLogging: true,
+    }),
+    bodyLimit: BODY_LIMIT_BYTES,
+    trustProxy: trustProxyOption(config.trustProxy),
+    frameworkErrors: (error, request, reply) => {
+      void answerFrameworkError(error, request, reply, beforeFrameworkError);
+    },
+    // What Node refuses before Fastify sees a request (bad framing, big headers, timeouts).
+    // Fastify calls it bound to the instance.
+    clientErrorHandler: function (this: FastifyInstance, error, socket) {
+      answerClientError(error, socket, this.log);
+    },
+  });
+
+  routeEveryMethod(app);
+  for (const schema of options.schemas) app.addSchema(schema);
+  app.setValidatorCompiler(createValidatorCompiler(options.schemas));
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler(async (request) => {
+    throw noRouteFor(request);
+  });
+  await app.register(jsonBodyPlugin);
+  await app.register(requestIdPlugin);
+  await app.register(accessLogPlugin);
+  await app.register(securityHeadersPlugin);
+  await app.register(hostHeaderPlugin);
+  return app;
+}
+
+async function answerFrameworkError(
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  before: BaseAppOptions['beforeFrameworkError'],
+): Promise<void> {
+  void reply.header('x-request-id', request.id);
+  try {
+    await before?.(request, reply);
+    handleError(error, request, reply);
+  } catch (refusal) {
+    handleError(refusal, request, reply);
+  }
+}

@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { adminCall, useAdminServer } from './admin-server.js';
+
+const server = useAdminServer();
+const KEY_ID = 'key_0000000000000000';
+
+async function token(): Promise<string> {
+  return (await server().createToken()).token;
+}
+
+describe('admin API bad input: 400 with the field named, before anything changes', () => {
+  const cases: Array<[string, string, unknown, string, RegExp]> = [
+    ['POST', '/admin/v1/keys', { plan: 'gold' }, 'invalid_body', /plan must be one of/],
+    ['POST', '/admin/v1/keys', {}, 'invalid_body', /plan is required/],
+    [
+      'POST',
+      '/admin/v1/keys',
+      { plan: 'free', perMinute: 5 },
+      'invalid_body',
+      /only for plan enterprise/,
+    ],
+    ['POST', '/admin/v1/keys', { plan: 'enterprise', perMinute: 5 }, 'invalid_body', /needs both/],
+    [
+      'POST',
+      '/admin/v1/keys',
+      { plan: 'free', expiresAt: 'tomorrow' },
+      'invalid_body',
+      /expiresAt/,
+    ],
+    [
+      'POST',
+      '/admin/v1/keys',
+      { plan: 'free', secret: 'x' },
+      'invalid_body',
+      /Unknown field secret/,
+    ],
+    [
+      'PUT',
+      `/admin/v1/keys/${KEY_ID}/plan`,
+      { plan: 'enterprise', perMinute: 0, perDay: 9 },
+      'invalid_body',
+      /perMinute/,
+    ],
+    ['PUT', `/admin/v1/keys/${KEY_ID}/expiry`, { expiresAt: 'soon' }, 'invalid_body', /expiresAt/],
+    ['PUT', `/admin/v1/keys/${KEY_ID}/expiry`, {}, 'invalid_body', /expiresAt is required/],
+    ['POST', `/admin/v1/keys/${KEY_ID}/roll`, { graceSeconds: -1 }, 'invalid_body', /graceSeconds/],
+    ['GET', '/admin/v1/keys/not-a-key', undefined, 'invalid_parameter', /keyId/],
+    ['GET', `/admin/v1/keys/${KEY_ID}/usage?days=0`, undefined, 'invalid_parameter', /days/],
+    ['GET', `/admin/v1/keys/${KEY_ID}/usage?days=abc`, undefined, 'invalid_parameter', /days/],
+    ['GET', '/admin/v1/audit?since=yesterday', undefined, 'invalid_parameter', /since/],
+    ['GET', '/admin/v1/audit?keyId=nope', undefined, 'invalid_parameter', /keyId/],
+  ];
+  for (const [method, path, body, code, message] of cases) {
+    it(`returns 400 ${code} for ${method} ${path} ${JSON.stringify(body) ?? ''}`, async () => {
+      const res = await adminCall(server(), method, path, {
+        key: await token(),
+        ...(body === undefined ? {} : { body }),
+      });
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ code, status: 400 });
+      expect((res.body as { message: string }).message).toMatch(message);
+    });
+  }
+
+  it('returns 415 for a create that is not JSON, and 400 invalid_json for broken JSON', async () => {
+    const key = await token();
+    const text = await adminCall(server(), 'POST', '/admin/v1/keys', {
+      key,
+      rawBody: 'plan=free',
+      headers: { 'content-type': 'text/plain' },
+    });
+    expect(text.status).toBe(415);
+    const broken = await adminCall(server(), 'POST', '/admin/v1/keys', {
+      key,
+      rawBody: '{"plan":',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(broken.status).toBe(400);
+    expect(broken.body).toMatchObject({ code: 'invalid_json' });
+  });
+});

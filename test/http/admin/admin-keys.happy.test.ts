@@ -1,0 +1,176 @@
+import { describe, expect, it } from 'vitest';
+import type {
+  AuditEntry,
+  KeyView,
+  NewKeyResult,
+} from '../../../src/domain/api-keys/key-management-service.js';
+import { call } from '../../helpers/test-server.js';
+import { adminCall, useAdminServer } from './admin-server.js';
+
+const server = useAdminServer();
+
+async function setup() {
+  const { id, token } = await server().createToken('ops');
+  const create = await adminCall(server(), 'POST', '/admin/v1/keys', {
+    key: token,
+    body: { plan: 'free', name: 'acme' },
+  });
+  expect(create.status).toBe(201);
+  const made = create.body as NewKeyResult;
+  return { tokenId: id, token, made, create };
+}
+
+describe('admin API operations', () => {
+  it('creates a key: 201, Location, the secret once, and the key works on the pet listener', async () => {
+    const { made, create, token } = await setup();
+    expect(create.headers.get('location')).toBe(`/admin/v1/keys/${made.key.id}`);
+    expect(made.secret).toMatch(/^pa_live_[0-9A-Za-z]{36}$/);
+    expect(made.key).toMatchObject({ name: 'acme', plan: 'free', state: 'active' });
+    expect((await call(server().pets, 'GET', '/v1/pets', { key: made.secret })).status).toBe(200);
+    const got = await adminCall(server(), 'GET', `/admin/v1/keys/${made.key.id}`, { key: token });
+    expect(got.status).toBe(200);
+    expect(got.text).not.toContain(made.secret);
+  });
+
+  it('lists keys in the KeyView shape, never a secret', async () => {
+    const { made, token } = await setup();
+    const res = await adminCall(server(), 'GET', '/admin/v1/keys', { key: token });
+    expect(res.status).toBe(200);
+    expect((res.body as KeyView[]).map((k) => k.id)).toContain(made.key.id);
+    expect(res.text).not.toContain(made.secret);
+  });
+
+  it('sets the plan, the expiry, and takes the expiry away again', async () => {
+    const { made, token } = await setup();
+    const plan = await adminCall(server(), 'PUT', `/admin/v1/keys/${made.key.id}/plan`, {
+      key: token,
+      body: { plan: 'enterprise', perMinute: 500, perDay: 9000 },
+    });
+    expect(plan.status).toBe(200);
+    expect(plan.body).toMatchObject({
+      plan: 'enterprise',
+      limits: { perMinute: 500, perDay: 9000 },
+    });
+    const at = new Date(server().pets.clock.now() + 86_400_000).toISOString();
+    const expiry = await adminCall(server(), 'PUT', `/admin/v1/keys/${made.key.id}/expiry`, {
+      key: token,
+      body: { expiresAt: at },
+    });
+    expect(expiry.status).toBe(200);
+    expect((expiry.body as KeyView).expiresAt).toBe(at);
+    const never = await adminCall(server(), 'PUT', `/admin/v1/keys/${made.key.id}/expiry`, {
+      key: token,
+      body: { expiresAt: 'never' },
+    });
+    expect((never.body as KeyView).expiresAt).toBeNull();
+  });
+
+  it('rolls a key: same id, a new secret once; revokes and unbans', async () => {
+    const { made, token } = await setup();
+    const roll = await adminCall(server(), 'POST', `/admin/v1/keys/${made.key.id}/roll`, {
+      key: token,
+      body: { graceSeconds: 60 },
+    });
+    expect(roll.status).toBe(200);
+    const rolled = roll.body as NewKeyResult;
+    expect(rolled.key.id).toBe(made.key.id);
+    expect(rolled.secret).not.toBe(made.secret);
+    expect(rolled.key.previousSecretExpiresAt).not.toBeNull();
+    const unban = await adminCall(server(), 'POST', `/admin/v1/keys/${made.key.id}/unban`, {
+      key: token,
+    });
+    expect(unban.status).toBe(200);
+    const revoke = await adminCall(server(), 'POST', `/admin/v1/keys/${made.key.id}/revoke`, {
+      key: token,
+    });
+    expect(revoke.status).toBe(200);
+    expect((revoke.body as KeyView).state).toBe('revoked');
+  });
+
+  it('shows usage per day and the audit trail with the admin token as actor, never a secret', async () => {
+    const { made, token, tokenId } = await setup();
+    const usage = await adminCall(server(), 'GET', `/admin/v1/keys/${made.key.id}/usage?days=7`, {
+      key: token,
+    });
+    expect(usage.status).toBe(200);
+    expect(Array.isArray(usage.body)).toBe(true);
+    await adminCall(server(), 'PUT', `/admin/v1/keys/${made.key.id}/plan`, {
+      key: token,
+      body: { plan: 'pro' },
+    });
+    const audit = await adminCall(server(), 'GET', `/admin/v1/audit?keyId=${made.key.id}`, {
+      key: token,
+    });
+    expect(audit.status).toBe(200);
+    const entries = audit.body as AuditEntry[];
+    expect(entries.map((e) => e.action)).toEqual(expect.arrayContaining(['create', 'set_plan']));
+    for (const entry of entries) expect(entry.actor).toEqual({ kind: 'admin_token', id: tokenId });
+    expect(audit.text).not.toContain(made.secret);
+    expect(audit.text).not.toContain(token);
+  });
+
+  it('returns 404 key_not_found for an unknown key id, for every operation on a key', async () => {
+    const { token } = await server().createToken();
+    const id = 'key_0000000000000000';
+    for (const [method, path, body] of [
+      ['GET', `/admin/v1/keys/${id}`, undefined],
+      ['PUT', `/admin/v1/keys/${id}/plan`, { plan: 'pro' }],
+      ['PUT', `/admin/v1/keys/${id}/expiry`, { expiresAt: 'never' }],
+      ['POST', `/admin/v1/keys/${id}/roll`, {}],
+      ['POST', `/admin/v1/keys/${id}/revoke`, undefined],
+      ['POST', `/admin/v1/keys/${id}/unban`, undefined],
+      ['GET', `/admin/v1/keys/${id}/usage`, undefined],
+    ] as const) {
+      const res = await adminCall(server(), method, path, {
+        key: token,
+        ...(body ? { body } : {}),
+      });
+      expect(res.status, `${method} ${path}`).toBe(404);
+      expect(res.body).toMatchObject({ code: 'key_not_found', status: 404 });
+    }
+  });
+});
+
+describe('idempotent creates and rolls', () => {
+  it('replays a create with the same Idempotency-Key and body: the same key and secret, no second key', async () => {
+    const { token } = await server().createToken();
+    const send = (body: unknown) =>
+      adminCall(server(), 'POST', '/admin/v1/keys', {
+        key: token,
+        body,
+        headers: { 'idempotency-key': 'create-1' },
+      });
+    const first = await send({ plan: 'pro', name: 'idem' });
+    const again = await send({ name: 'idem', plan: 'pro' });
+    expect(first.status).toBe(201);
+    expect(again.status).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(first.body);
+    expect(again.headers.get('location')).toBe(first.headers.get('location'));
+    const list = (await adminCall(server(), 'GET', '/admin/v1/keys', { key: token }))
+      .body as KeyView[];
+    expect(list.filter((k) => k.name === 'idem')).toHaveLength(1);
+    const other = await send({ plan: 'free', name: 'idem' });
+    expect(other.status).toBe(422);
+    expect(other.body).toMatchObject({ code: 'idempotency_key_reused' });
+  });
+
+  it('replays a roll with the same Idempotency-Key: one new secret, not two', async () => {
+    const { made, token } = await setup();
+    const send = () =>
+      adminCall(server(), 'POST', `/admin/v1/keys/${made.key.id}/roll`, {
+        key: token,
+        body: {},
+        headers: { 'idempotency-key': 'roll-1' },
+      });
+    const first = await send();
+    const again = await send();
+    expect(first.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect((again.body as NewKeyResult).secret).toBe((first.body as NewKeyResult).secret);
+    const audit = (
+      await adminCall(server(), 'GET', `/admin/v1/audit?keyId=${made.key.id}`, { key: token })
+    ).body as AuditEntry[];
+    expect(audit.filter((e) => e.action === 'roll')).toHaveLength(1);
+  });
+});
