@@ -1,6 +1,7 @@
 import type { ApiKeyRecord } from '../../domain/api-keys/api-key.js';
 import { type Command, parseCommandArgs } from '../command.js';
 import { describePlan } from '../describe.js';
+import { terminalSafe } from '../terminal-text.js';
 
 function iso(epochMs: number): string {
   return new Date(epochMs).toISOString();
@@ -59,7 +60,7 @@ export const keysList: Command = {
         const padded = row.map((cell, i) =>
           i === row.length - 1 ? cell : cell.padEnd(widths?.[i] ?? 0),
         );
-        context.stdout.write(`${padded.join('  ')}\n`);
+        context.stdout.write(`${terminalSafe(padded.join('  '))}\n`);
       }
     };
   },
