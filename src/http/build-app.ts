@@ -25,7 +25,7 @@ import { openApiPlugin } from './plugins/openapi.plugin.js';
 import { hostHeaderPlugin } from './plugins/host-header.plugin.js';
 import { genRequestId, requestIdPlugin } from './plugins/request-id.plugin.js';
 import { securityHeadersPlugin } from './plugins/security-headers.plugin.js';
-import { RATE_LIMIT_HEADER_NAMES } from './rate-limit-headers.js';
+import { RATE_LIMIT_HEADER_NAMES, rateLimitHeaderLines } from './rate-limit-headers.js';
 import { API_SCOPE, isUnder, OPERATIONS_ENDPOINTS } from './scopes.js';
 import { registerHealth } from './routes/health.route.js';
 import { NewPetSchema, PetSchema, PetsSchema, PetStatusSchema } from './routes/pets/pet.schema.js';
@@ -99,7 +99,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     // What Node refuses before Fastify sees a request (bad framing, big headers, timeouts).
     // Fastify calls it bound to the instance.
     clientErrorHandler: function (this: FastifyInstance, error, socket) {
-      answerClientError(error, socket, this.log);
+      answerClientError(error, socket, this.log, async (address) =>
+        rateLimitHeaderLines(await admission.addressState(address)),
+      );
     },
   });
   app.decorateRequest('apiKey', undefined);

@@ -203,6 +203,7 @@ export function answerClientError(
   error: ClientError,
   socket: Socket,
   log: FastifyBaseLogger,
+  rateLimitLines?: RateLimitLines,
 ): void {
   const connection = connections.get(socket);
   if (error.code === 'ECONNRESET' || socket.destroyed || connection?.refused) return;
@@ -232,10 +233,34 @@ export function answerClientError(
   const refusal = refusalFor(error, receiving !== undefined, connection?.timeouts);
   const requestId = receiving ? genRequestId(receiving) : randomUUID();
   log.info({ requestId, code: refusal.code, cause: error.code }, refusal.message);
-  socket.write(rawErrorResponse(refusal, requestId));
-  if (receiving === undefined) linger(socket);
-  // Its handler is waiting for the body: it must never run, so the connection goes at once.
-  else socket.end(() => socket.destroy());
+  const answer = (headerLines: string) => {
+    if (socket.destroyed) return;
+    socket.write(rawErrorResponse(refusal, requestId, headerLines));
+    if (receiving === undefined) linger(socket);
+    // Its handler is waiting for the body: it must never run, so the connection goes at once.
+    else socket.end(() => socket.destroy());
+  };
+  withRateLimitLines(socket, rateLimitLines, answer);
+}
+
+/**
+ * The rate-limit header lines of a refusal written before routing: the address budget of the
+ * connection's own address, as it stands (the refusal does not draw on it: the connection is
+ * closed, which costs the client a new one). Without them when the counters cannot be read.
+ */
+export type RateLimitLines = (address: string) => Promise<string>;
+
+function withRateLimitLines(
+  socket: Socket,
+  rateLimitLines: RateLimitLines | undefined,
+  answer: (headerLines: string) => void,
+): void {
+  const address = socket.remoteAddress;
+  if (rateLimitLines === undefined || address === undefined) {
+    answer('');
+    return;
+  }
+  rateLimitLines(address).then(answer, () => answer(''));
 }
 
 /**
@@ -273,7 +298,7 @@ function refusalFor(
 }
 
 /** The Error body as a whole HTTP/1.1 response, for a socket that has no ServerResponse to use. */
-function rawErrorResponse(refusal: HttpError, requestId: string): string {
+function rawErrorResponse(refusal: HttpError, requestId: string, headerLines = ''): string {
   const body = JSON.stringify(errorBody(refusal));
   const { status } = errorBody(refusal);
   return (
@@ -283,6 +308,7 @@ function rawErrorResponse(refusal: HttpError, requestId: string): string {
     'X-Content-Type-Options: nosniff\r\n' +
     'Cache-Control: no-store\r\n' +
     `X-Request-Id: ${requestId}\r\n` +
+    headerLines +
     `Date: ${new Date().toUTCString()}\r\n` +
     'Connection: close\r\n\r\n' +
     body
