@@ -4,6 +4,7 @@
  * isolates (a label could reorder the columns around it), the line and paragraph separators, and
  * the invisible joiners and marks that can hide text.
  */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/gu;
 
 /**
