@@ -30,6 +30,25 @@ export interface SoakLoadConfig {
    */
   requestsPerScannerAddress: number;
   maxInFlight: number;
+  /**
+   * Requests without a valid key carry a made-up X-Forwarded-For (the service trusts the header):
+   * junk of up to 12 KB, or a random IPv4 or IPv6 address. The junk must count against the
+   * connection's address and never be kept; the addresses each get an entry, within the bound.
+   */
+  hostileForwardedFor?: boolean;
+}
+
+/** A made-up X-Forwarded-For: a third junk of random length, a third IPv4, a third IPv6. */
+function hostileForwardedFor(n: number): string {
+  const random = (below: number) => Math.floor(Math.random() * below);
+  switch (n % 3) {
+    case 0:
+      return `junk-${n}-${'x'.repeat(random(12 * 1024))}`;
+    case 1:
+      return `${random(224)}.${random(256)}.${random(256)}.${random(256)}`;
+    default:
+      return `2001:db8:${random(65_536).toString(16)}:${random(65_536).toString(16)}::${random(65_536).toString(16)}`;
+  }
 }
 
 /** One interval's figures, sent to the parent. */
@@ -135,6 +154,9 @@ function run(config: SoakLoadConfig): void {
     }
     headers.authorization = `Bearer ${token}`;
     const scanner = kind !== 'list';
+    if (scanner && config.hostileForwardedFor === true) {
+      headers['x-forwarded-for'] = hostileForwardedFor(n);
+    }
     let agent: Agent | false;
     let localAddress: string | undefined;
     if (scanner) {

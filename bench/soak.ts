@@ -56,6 +56,7 @@ interface Options {
   connections: number;
   rate: number | undefined;
   expiredRecords: number;
+  hostileForwardedFor: boolean;
 }
 
 const USAGE = `Usage: npm run soak -- [options]
@@ -70,6 +71,9 @@ const USAGE = `Usage: npm run soak -- [options]
   --pets N               pets seeded before the run (default 10000)
   --keys N               active keys created before the run (default 300; 20 more are revoked)
   --new-keys-per-minute N  keys created during the run, joining the rotation (default 30)
+  --hostile-forwarded-for  the service runs with TRUST_PROXY=true, and every request without a
+                         valid key carries a made-up X-Forwarded-For: junk up to 12 KB, or a
+                         random IPv4 or IPv6 address (RSS must stay flat all the same)
   --expired-records N    idempotency records aged past retention, inserted before the start to
                          show the purge at work (default 5000)
 `;
@@ -99,6 +103,7 @@ function parseOptions(argv: string[]): Options {
       keys: { type: 'string', default: '300' },
       'new-keys-per-minute': { type: 'string', default: '30' },
       'expired-records': { type: 'string', default: '5000' },
+      'hostile-forwarded-for': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   });
@@ -121,6 +126,7 @@ function parseOptions(argv: string[]): Options {
     keys: Math.floor(number('--keys', values.keys, 1, 100_000)),
     newKeysPerMinute: number('--new-keys-per-minute', values['new-keys-per-minute'], 0, 100_000),
     expiredRecords: Math.floor(number('--expired-records', values['expired-records'], 0, 1e7)),
+    hostileForwardedFor: values['hostile-forwarded-for'],
   };
 }
 
@@ -372,7 +378,8 @@ async function main(options: Options): Promise<void> {
     }
     await store.settle();
 
-    server = await startService('service', store.env, dir);
+    const env = options.hostileForwardedFor ? { ...store.env, TRUST_PROXY: 'true' } : store.env;
+    server = await startService('service', env, dir);
     const pid = server.pid;
     progress(`service pid ${pid} on ${server.url}`);
 
@@ -414,6 +421,7 @@ async function main(options: Options): Promise<void> {
       addresses: ['127.0.0.2', '127.0.0.3', '127.0.0.4'],
       requestsPerScannerAddress: 10,
       maxInFlight: 64,
+      hostileForwardedFor: options.hostileForwardedFor,
     };
     const child = fork(LOAD_SCRIPT, [], {
       env: { ...process.env, SOAK_LOAD_CONFIG: JSON.stringify(loadConfigJson) },

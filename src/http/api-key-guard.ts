@@ -10,6 +10,7 @@ import type { ApiKeyRecord } from '../domain/api-keys/api-key.js';
 import { DependencyUnavailableError } from '../domain/errors.js';
 import { UNAVAILABLE_RETRY_AFTER_SECONDS } from './errors/error-handler.js';
 import { type HttpError, httpErrors } from './errors/http-error.js';
+import { clientAddress } from '../domain/rate-limits/client-address.js';
 import type { Metrics } from './plugins/metrics.plugin.js';
 import { setRateLimitHeaders } from './rate-limit-headers.js';
 
@@ -74,7 +75,7 @@ export function createGuard(deps: GuardDependencies, access: Operation['access']
     try {
       decision = await admission.admit({
         credential: access === 'api_key' ? credentialOf(request) : { kind: 'absent' },
-        address: request.ip,
+        address: clientAddress(request.ip, request.socket.remoteAddress ?? request.ip),
         operation: { access, deprecated: deprecatedRoute(request) },
       });
     } catch (error) {

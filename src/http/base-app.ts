@@ -8,7 +8,12 @@ import Fastify, {
 } from 'fastify';
 import type { Config } from '../config/config.js';
 import { handleError } from './errors/error-handler.js';
-import { answerClientError, apiServerFactory, type ConnectionCap } from './http-server.js';
+import {
+  answerClientError,
+  apiServerFactory,
+  type ConnectionCap,
+  type RateLimitLines,
+} from './http-server.js';
 import { routeEveryMethod } from './methods.js';
 import { noRouteFor } from './not-found.js';
 import { accessLogPlugin } from './plugins/access-log.plugin.js';
@@ -32,6 +37,8 @@ export interface BaseAppOptions {
    * body; this runs first, e.g. to authenticate and count the request as its scope would.
    */
   beforeFrameworkError?: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  /** Headers for the refusals Node makes before routing (431, bad framing, 408), by address. */
+  clientErrorHeaders?: RateLimitLines;
 }
 
 /** A hop count means: trust that many proxies nearest to us (what proxy-addr does with a number). */
@@ -73,7 +80,7 @@ export async function createBaseApp(options: BaseAppOptions): Promise<FastifyIns
     // What Node refuses before Fastify sees a request (bad framing, big headers, timeouts).
     // Fastify calls it bound to the instance.
     clientErrorHandler: function (this: FastifyInstance, error, socket) {
-      answerClientError(error, socket, this.log);
+      answerClientError(error, socket, this.log, options.clientErrorHeaders);
     },
   });
 

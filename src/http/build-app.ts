@@ -13,7 +13,7 @@ import { docsPlugin } from './plugins/docs.plugin.js';
 import { refuseUnrouted } from './not-found.js';
 import { createMetrics, metricsPlugin } from './plugins/metrics.plugin.js';
 import { openApiPlugin } from './plugins/openapi.plugin.js';
-import { RATE_LIMIT_HEADER_NAMES } from './rate-limit-headers.js';
+import { RATE_LIMIT_HEADER_NAMES, rateLimitHeaderLines } from './rate-limit-headers.js';
 import { API_SCOPE, isUnder, OPERATIONS_ENDPOINTS } from './scopes.js';
 import { registerHealth } from './routes/health.route.js';
 import { NewPetSchema, PetSchema, PetsSchema, PetStatusSchema } from './routes/pets/pet.schema.js';
@@ -59,6 +59,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       metrics.connectionsRefused.inc({ cap });
       warnRefused(self.log, cap, address);
     },
+    // Refusals before routing carry the client address's budget, as every response does.
+    clientErrorHeaders: async (address) =>
+      rateLimitHeaderLines(await admission.addressState(address)),
     // In the API scope, the same authentication and counting as every other request.
     beforeFrameworkError: async (request, reply) => {
       if (isUnder(API_SCOPE, request.url)) await guard(request, reply);

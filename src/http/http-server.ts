@@ -52,6 +52,14 @@ interface Connection {
   refused: boolean;
   /** The server's, for the words of a 408. */
   readonly timeouts: Timeouts;
+  /** Pipelined requests read but not yet handed to the app, oldest first (see handOver). */
+  readonly waiting: Array<() => boolean>;
+  /** Requests handed to the app whose response is not done. */
+  handling: number;
+  /** Reading was paused here because requests wait (not Node's own pause). */
+  paused: boolean;
+  /** A pass over `waiting` is scheduled (setImmediate) or waits for the client to read (drain). */
+  pumping: 'scheduled' | 'drain' | undefined;
 }
 
 const connections = new WeakMap<Socket, Connection>();
@@ -132,6 +140,10 @@ export class ApiServer extends Server {
       closing: false,
       refused: false,
       timeouts: this.#timeouts,
+      waiting: [],
+      handling: 0,
+      paused: false,
+      pumping: undefined,
     });
     this.#open.add(socket);
     socket.once('close', () => {
@@ -191,11 +203,117 @@ export class ApiServer extends Server {
     if (this.#draining) response.setHeader('connection', 'close');
     connection.inFlight.set(response, request);
     connection.latest = request;
+    let handed = false;
     response.once('close', () => {
       connection.inFlight.delete(response);
+      if (handed) handedBack(socket, connection);
       if (connection.closing && connection.inFlight.size === 0) closeAfterWrites(socket);
     });
-    handler(request, response);
+    handOver(socket, connection, () => {
+      // Its connection went while it waited: nothing to answer.
+      if (response.destroyed || socket.destroyed) return false;
+      handed = true;
+      handler(request, response);
+      return true;
+    });
+  }
+}
+
+/**
+ * Requests of one connection the app works on at once. A client may pipeline thousands: the ones
+ * behind wait here, read but not handled, and the connection is not read further meanwhile, so a
+ * pipelined flood costs the parsing of what one read brought, not the event loop.
+ */
+const MAX_HANDLED_PER_CONNECTION = 8;
+
+/**
+ * Waiting requests of one connection handed over per turn of the event loop. One: with hundreds of
+ * flooding connections a turn then handles one request each, and a request on another connection
+ * waits a turn or two, milliseconds, not the whole flood.
+ */
+const HANDED_PER_TURN = 1;
+
+/**
+ * Hands a request of a connection to the app now, or queues it behind the ones being handled and
+ * stops reading the connection. Queued requests are handed over a few per turn of the event loop
+ * (setImmediate), so that other connections are read and served between them, and not at all
+ * while the client leaves its answers unread (the socket's buffer is over its high-water mark).
+ */
+function handOver(socket: Socket, connection: Connection, start: () => boolean): void {
+  // A request with none before it on its connection (every client that does not pipeline) is
+  // handled at once; the pipelined ones behind it wait their turn.
+  if (connection.handling === 0 && connection.waiting.length === 0 && !answersUnread(socket)) {
+    connection.handling += 1;
+    if (!start()) connection.handling -= 1;
+    return;
+  }
+  connection.waiting.push(start);
+  if (!connection.paused) {
+    connection.paused = true;
+    socket.pause();
+  }
+  schedulePump(socket, connection);
+}
+
+/** A response of the connection is done: one more of its waiting requests may be handled. */
+function handedBack(socket: Socket, connection: Connection): void {
+  connection.handling -= 1;
+  if (connection.waiting.length > 0) schedulePump(socket, connection);
+}
+
+/** The client has not read what was already written to it (RFC 9112 9.3.2: no more is read). */
+function answersUnread(socket: Socket): boolean {
+  return socket.writableNeedDrain;
+}
+
+function schedulePump(socket: Socket, connection: Connection): void {
+  if (connection.pumping !== undefined || socket.destroyed) return;
+  if (answersUnread(socket)) {
+    connection.pumping = 'drain';
+    // The client reads no more: once the request timeout passes without it reading, it goes.
+    const timer = setTimeout(() => socket.destroy(), connection.timeouts.requestMs);
+    timer.unref();
+    socket.once('drain', () => {
+      clearTimeout(timer);
+      connection.pumping = undefined;
+      schedulePump(socket, connection);
+    });
+    socket.once('close', () => clearTimeout(timer));
+    return;
+  }
+  connection.pumping = 'scheduled';
+  setImmediate(() => {
+    connection.pumping = undefined;
+    pump(socket, connection);
+  });
+}
+
+/** Hands waiting requests over up to the per-connection bound; reads on once none waits. */
+function pump(socket: Socket, connection: Connection): void {
+  if (socket.destroyed) {
+    connection.waiting.length = 0;
+    return;
+  }
+  for (
+    let handed = 0;
+    handed < HANDED_PER_TURN &&
+    connection.waiting.length > 0 &&
+    connection.handling < MAX_HANDLED_PER_CONNECTION &&
+    !answersUnread(socket);
+    handed++
+  ) {
+    const start = connection.waiting.shift() as () => boolean;
+    connection.handling += 1;
+    if (!start()) connection.handling -= 1;
+  }
+  if (connection.waiting.length > 0) {
+    // More wait: another turn when one of the handled ones is done (handedBack), else now.
+    if (connection.handling < MAX_HANDLED_PER_CONNECTION) schedulePump(socket, connection);
+    return;
+  }
+  if (connection.paused) {
+    connection.paused = false;
+    socket.resume();
   }
 }
 
@@ -220,6 +338,7 @@ export function answerClientError(
   error: ClientError,
   socket: Socket,
   log: FastifyBaseLogger,
+  rateLimitLines?: RateLimitLines,
 ): void {
   const connection = connections.get(socket);
   if (error.code === 'ECONNRESET' || socket.destroyed || connection?.refused) return;
@@ -249,10 +368,34 @@ export function answerClientError(
   const refusal = refusalFor(error, receiving !== undefined, connection?.timeouts);
   const requestId = receiving ? genRequestId(receiving) : randomUUID();
   log.info({ requestId, code: refusal.code, cause: error.code }, refusal.message);
-  socket.write(rawErrorResponse(refusal, requestId));
-  if (receiving === undefined) linger(socket);
-  // Its handler is waiting for the body: it must never run, so the connection goes at once.
-  else socket.end(() => socket.destroy());
+  const answer = (headerLines: string) => {
+    if (socket.destroyed) return;
+    socket.write(rawErrorResponse(refusal, requestId, headerLines));
+    if (receiving === undefined) linger(socket);
+    // Its handler is waiting for the body: it must never run, so the connection goes at once.
+    else socket.end(() => socket.destroy());
+  };
+  withRateLimitLines(socket, rateLimitLines, answer);
+}
+
+/**
+ * The rate-limit header lines of a refusal written before routing: the address budget of the
+ * connection's own address, as it stands (the refusal does not draw on it: the connection is
+ * closed, which costs the client a new one). Without them when the counters cannot be read.
+ */
+export type RateLimitLines = (address: string) => Promise<string>;
+
+function withRateLimitLines(
+  socket: Socket,
+  rateLimitLines: RateLimitLines | undefined,
+  answer: (headerLines: string) => void,
+): void {
+  const address = socket.remoteAddress;
+  if (rateLimitLines === undefined || address === undefined) {
+    answer('');
+    return;
+  }
+  rateLimitLines(address).then(answer, () => answer(''));
 }
 
 /**
@@ -290,7 +433,7 @@ function refusalFor(
 }
 
 /** The Error body as a whole HTTP/1.1 response, for a socket that has no ServerResponse to use. */
-function rawErrorResponse(refusal: HttpError, requestId: string): string {
+function rawErrorResponse(refusal: HttpError, requestId: string, headerLines = ''): string {
   const body = JSON.stringify(errorBody(refusal));
   const { status } = errorBody(refusal);
   return (
@@ -300,6 +443,7 @@ function rawErrorResponse(refusal: HttpError, requestId: string): string {
     'X-Content-Type-Options: nosniff\r\n' +
     'Cache-Control: no-store\r\n' +
     `X-Request-Id: ${requestId}\r\n` +
+    headerLines +
     `Date: ${new Date().toUTCString()}\r\n` +
     'Connection: close\r\n\r\n' +
     body

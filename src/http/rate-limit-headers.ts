@@ -12,6 +12,25 @@ export const RATE_LIMIT_HEADER_NAMES = [
 ] as const;
 
 /**
+ * The same headers as lines of a raw HTTP response (`Name: value\r\n` each), for the refusals
+ * written straight to the socket before any route or reply exists (src/http/http-server.ts).
+ */
+export function rateLimitHeaderLines(state: RateState): string {
+  const { inForce, windows, decidedAt } = state;
+  const policy = windows.map((w) => `"${w.name}";q=${w.limit};w=${w.lengthSeconds}`).join(', ');
+  const remaining = windows
+    .map((w) => `"${w.name}";r=${w.remaining};t=${Math.ceil((w.resetAt - decidedAt) / 1000)}`)
+    .join(', ');
+  return (
+    `X-RateLimit-Limit: ${inForce.limit}\r\n` +
+    `X-RateLimit-Remaining: ${inForce.remaining}\r\n` +
+    `X-RateLimit-Reset: ${Math.ceil(inForce.resetAt / 1000)}\r\n` +
+    `RateLimit-Policy: ${policy}\r\n` +
+    `RateLimit: ${remaining}\r\n`
+  );
+}
+
+/**
  * `X-RateLimit-*` describe the window in force (fewest left); `RateLimit-Policy` and `RateLimit`
  * (draft-ietf-httpapi-ratelimit-headers-11) describe every window.
  */

@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { call, useServer } from '../helpers/test-server.js';
 
@@ -283,5 +284,32 @@ describe('POST /v1/pets takes UTF-8 only', () => {
         'Send the request body as UTF-8: Content-Type: application/json, with no charset or charset=utf-8',
       status: 415,
     });
+  });
+});
+
+describe('POST /v1/pets (createPet), when the body is content-encoded, it answers 415', () => {
+  it.each(['gzip', 'GZIP', 'deflate', 'br', 'identity, gzip', 'x-custom'])(
+    'returns 415 unsupported_media_type for Content-Encoding %s, naming the coding',
+    async (encoding) => {
+      const body = encoding.toLowerCase().includes('gzip')
+        ? new Uint8Array(gzipSync('{"name":"A","categoryId":1}'))
+        : '{"name":"A","categoryId":1}';
+      const res = await post(body, { 'content-encoding': encoding });
+      expect(res.status).toBe(415);
+      expect(res.body).toMatchObject({ code: 'unsupported_media_type', status: 415 });
+      expect((res.body as { message: string }).message).toContain(
+        encoding.replace('identity, ', '').toLowerCase(),
+      );
+    },
+  );
+
+  it('accepts Content-Encoding identity', async () => {
+    const { key } = await server().createKey();
+    const res = await call(server(), 'POST', '/v1/pets', {
+      key,
+      rawBody: '{"name":"A","categoryId":1}',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'Identity' },
+    });
+    expect(res.status).toBe(201);
   });
 });

@@ -168,4 +168,41 @@ describe('client addresses behind a trusted proxy', () => {
     const otherNetwork = await anonymous(s, { 'x-forwarded-for': '2001:db8:1:3::1' });
     expect(otherNetwork.status).toBe(401);
   });
+
+  it('counts a made-up key with a different valid forwarded IP each against each IP: the operator trusts the proxy to write the header', async () => {
+    const s = proxied();
+    s.clock.set(Date.parse('2026-11-23T06:02:00Z'));
+    const guess = { authorization: `Bearer ${generateApiKey('production')}` };
+    for (let i = 0; i < 60; i++) {
+      const forwarded = { ...guess, 'x-forwarded-for': `192.0.2.${i}` };
+      expect((await anonymous(s, forwarded)).status).toBe(401);
+    }
+  });
+
+  let junkMinute = Date.parse('2026-11-23T07:00:00Z');
+  it.each([
+    ['a made-up word', (i: number) => `client-${i}`],
+    ['an IPv4 address with a port', (i: number) => `192.0.2.${i}:8080`],
+    // Under Node's 16 KiB header limit, which answers 431 to more.
+    ['12 KB of text', (i: number) => `${'a'.repeat(12 * 1024)}${i}`],
+    ['an IPv6 address with a 12 KB zone', (i: number) => `fe80::${i}%${'z'.repeat(12 * 1024)}`],
+    ['an out-of-range IPv4 address', (i: number) => `999.0.0.${i}`],
+  ])(
+    'counts %s in X-Forwarded-For against the connection own address: 429 after 30',
+    async (_name, forwardedFor) => {
+      const s = proxied();
+      // A minute of its own for each case, so each starts with the connection's whole budget.
+      junkMinute += 60_000;
+      s.clock.set(junkMinute);
+      const guess = { authorization: `Bearer ${generateApiKey('production')}` };
+      for (let i = 0; i < 30; i++) {
+        const res = await anonymous(s, { ...guess, 'x-forwarded-for': forwardedFor(i) });
+        expect(res.status).toBe(401);
+      }
+      const refused = await anonymous(s, { ...guess, 'x-forwarded-for': forwardedFor(30) });
+      expect(refused.status).toBe(429);
+      // The same budget as the connection's own, without the header.
+      expect((await anonymous(s)).status).toBe(429);
+    },
+  );
 });

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryRateLimitStore } from '../../src/storage/memory/memory-rate-limit-store.js';
+import {
+  DEFAULT_MEMORY_RATE_LIMIT_BOUNDS,
+  MemoryRateLimitStore,
+} from '../../src/storage/memory/memory-rate-limit-store.js';
 import { TestClock } from '../helpers/test-clock.js';
 import { describeRateLimitStoreContract } from './rate-limit-store-contract.js';
 
@@ -46,6 +49,57 @@ describe('MemoryRateLimitStore memory', () => {
     await expect(
       store.consume({ subject: 'key:a', windows: keyWindows, now: T0 + 120_000, ban }),
     ).resolves.toMatchObject({ kind: 'banned' });
+    await store.close();
+  });
+});
+
+describe('MemoryRateLimitStore bounds, under a flood of distinct subjects', () => {
+  const minute = [{ name: 'minute', limit: 30, lengthMs: 60_000 }];
+  const T0 = Date.parse('2026-11-23T12:00:00Z');
+  const bounds = { maxEntries: 10_000, maxBytes: 1_000_000 };
+
+  it('keeps entries and estimated bytes under the bound through 100,000 distinct addresses in one window', async () => {
+    const clock = new TestClock(T0);
+    // Here the entry bound is the one reached (about 260 bytes an entry).
+    const store = new MemoryRateLimitStore(clock, { ...bounds, maxBytes: 4_000_000 });
+    let most = 0;
+    for (let i = 0; i < 100_000; i++) {
+      const subject = `addr:10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`;
+      await store.consume({ subject, windows: minute, now: clock.now() });
+      most = Math.max(most, store.size);
+      if (i % 97 === 0) {
+        expect(store.estimatedBytes).toBeLessThanOrEqual(4_000_000);
+        // The expiry lists are rebuilt before they outgrow the entries.
+        expect(store.filedSubjects).toBeLessThanOrEqual(2 * store.size + 1_001);
+      }
+    }
+    expect(most).toBeLessThanOrEqual(bounds.maxEntries);
+    expect(store.size).toBe(bounds.maxEntries);
+    // The newest are kept, the oldest forgotten.
+    expect(await store.peek('addr:10.1.134.159', minute, clock.now())).toEqual([1]);
+    expect(await store.peek('addr:10.0.0.0', minute, clock.now())).toEqual([0]);
+    await store.close();
+  });
+
+  it('keeps the estimated bytes under the bound whatever the subjects weigh (16 KB each)', async () => {
+    const store = new MemoryRateLimitStore(new TestClock(T0), bounds);
+    const big = 'x'.repeat(16 * 1024);
+    for (let i = 0; i < 1_000; i++) {
+      await store.consume({ subject: `addr:${big}${i}`, windows: minute, now: T0 });
+      expect(store.estimatedBytes).toBeLessThanOrEqual(bounds.maxBytes);
+    }
+    expect(store.size).toBeLessThanOrEqual(Math.floor(bounds.maxBytes / (32 * 1024)));
+    await store.close();
+  });
+
+  it('with its default bounds, holds 100,000 addresses well inside them', async () => {
+    const store = new MemoryRateLimitStore(new TestClock(T0));
+    for (let i = 0; i < 100_000; i++) {
+      const subject = `addr:10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`;
+      await store.consume({ subject, windows: minute, now: T0 });
+    }
+    expect(store.size).toBe(100_000);
+    expect(store.estimatedBytes).toBeLessThan(DEFAULT_MEMORY_RATE_LIMIT_BOUNDS.maxBytes / 2);
     await store.close();
   });
 });

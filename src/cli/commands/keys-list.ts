@@ -1,6 +1,7 @@
 import type { KeyView } from '../../domain/api-keys/key-management-service.js';
 import { type Command, parseCommandArgs } from '../command.js';
 import { describeView } from '../describe.js';
+import { terminalSafe } from '../terminal-text.js';
 
 function state(view: KeyView): string {
   switch (view.state) {
@@ -68,7 +69,7 @@ export const keysList: Command = {
         const padded = row.map((cell, i) =>
           i === row.length - 1 ? cell : cell.padEnd(widths?.[i] ?? 0),
         );
-        context.stdout.write(`${padded.join('  ')}\n`);
+        context.stdout.write(`${terminalSafe(padded.join('  '))}\n`);
       }
     };
   },

@@ -149,6 +149,14 @@ export class AdmissionService {
   }
 
   /**
+   * The address budget's state, without drawing on it: for the refusals made before a request is
+   * read whole (bad framing, big headers, a timeout), which never reach a key or a route.
+   */
+  async addressState(address: string): Promise<RateState> {
+    return stateOf(await this.limiter.peekAddress(address));
+  }
+
+  /**
    * What the rate-limit headers say while an outage keeps the counters unread: nothing left in the
    * budget until the retry. Rate limiting fails closed, and the headers say so.
    */

@@ -1,4 +1,21 @@
-import { isIPv4, isIPv6 } from 'node:net';
+import { isIP, isIPv4, isIPv6 } from 'node:net';
+
+/** Longer than any IPv6 address in text (45 characters) with a short zone id. */
+const MAX_ADDRESS_LENGTH = 64;
+
+/**
+ * The address a request is counted against. `forwarded` is what the trusted proxy setting made of
+ * X-Forwarded-For (request.ip); it counts only when it parses as an IPv4 or IPv6 address. Anything
+ * else (a made-up word, 16 KB of text) is not an address, and the request counts against the
+ * connection's own address, the proxy's when behind one: a client cannot pick a budget by writing
+ * junk, and junk is never kept as a key.
+ */
+export function clientAddress(forwarded: string | undefined, socketAddress: string): string {
+  if (forwarded !== undefined && forwarded.length <= MAX_ADDRESS_LENGTH && isIP(forwarded) !== 0) {
+    return forwarded;
+  }
+  return socketAddress;
+}
 
 /**
  * The budget an address draws on. IPv4 addresses count one by one; IPv6 ones by their /64, since

@@ -130,6 +130,11 @@ export const httpErrors = {
       'unsupported_media_type',
       'Send the request body as Content-Type: application/json',
     ),
+  unsupportedContentEncoding: (encoding: string) =>
+    new HttpError(
+      'unsupported_media_type',
+      `Content-Encoding ${encoding} is not accepted; send the JSON body unencoded (identity)`,
+    ),
   unsupportedCharset: () =>
     new HttpError(
       'unsupported_media_type',

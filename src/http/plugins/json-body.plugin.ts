@@ -101,6 +101,23 @@ export function parseJsonBody(bytes: Uint8Array): unknown {
   }
 }
 
+/**
+ * The content codings a body names other than identity (RFC 9110 §8.4), or undefined when none
+ * does. A body we cannot decode is a 415 (RFC 9110 §15.5.16), not JSON that fails to parse.
+ */
+export function unsupportedContentEncoding(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  const codings = header
+    .split(',')
+    .map((coding) => coding.trim().toLowerCase())
+    .filter((coding) => coding !== '' && coding !== 'identity');
+  if (codings.length === 0) return undefined;
+  // Only for the message: a coding is a token, so anything longer or stranger is not shown.
+  return codings.every((coding) => /^[a-z0-9!#$%&'*+.^_`|~-]{1,40}$/.test(coding))
+    ? codings.join(', ')
+    : 'given';
+}
+
 /** application/json in UTF-8 is the only body this API takes; anything else is a 415. */
 export const jsonBodyPlugin = fp(
   async (app) => {
@@ -110,6 +127,8 @@ export const jsonBodyPlugin = fp(
       { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES },
       (request, body, done) => {
         try {
+          const encoding = unsupportedContentEncoding(request.headers['content-encoding']);
+          if (encoding !== undefined) throw httpErrors.unsupportedContentEncoding(encoding);
           if (!isUtf8JsonContentType(request.headers['content-type'] ?? '')) {
             throw httpErrors.unsupportedCharset();
           }

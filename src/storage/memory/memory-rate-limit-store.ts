@@ -21,6 +21,32 @@ interface Entry {
   expiry: number;
 }
 
+/**
+ * What an entry is taken to cost beyond its subject's characters and its slots: the Map's slot,
+ * the entry object, its array, and its subject's place in an expiry bucket. An estimate kept on
+ * the high side, so that the byte bound holds in the heap, not only on paper.
+ */
+const ENTRY_OVERHEAD_BYTES = 200;
+
+const entryBytes = (subject: string, slots: number) =>
+  ENTRY_OVERHEAD_BYTES + subject.length * 2 + slots * 8;
+
+export interface MemoryRateLimitBounds {
+  /** Entries kept at most; past it the oldest entry is dropped. */
+  readonly maxEntries: number;
+  /** Estimated bytes kept at most; past it the oldest entries are dropped. */
+  readonly maxBytes: number;
+}
+
+/**
+ * About 80 MB at most. A million clients a minute is far beyond one instance; past it, the oldest
+ * entries (the first counted in the longest-lived windows) are forgotten and start over.
+ */
+export const DEFAULT_MEMORY_RATE_LIMIT_BOUNDS: MemoryRateLimitBounds = {
+  maxEntries: 400_000,
+  maxBytes: 80 * 1024 * 1024,
+};
+
 /** Entries swept per request, so that a mass expiry (midnight UTC) never stalls one request. */
 const SWEEP_PER_CALL = 2_000;
 const SWEEP_INTERVAL_MS = 10_000;
@@ -40,8 +66,15 @@ export class MemoryRateLimitStore implements RateLimitStore {
   private readonly buckets = new Map<number, string[]>();
   private nextDue = Number.POSITIVE_INFINITY;
   private readonly timer: NodeJS.Timeout;
+  /** The estimated bytes of the live entries. */
+  private bytes = 0;
+  /** Subjects listed in the buckets, some of them for entries already dropped or filed again. */
+  private filed = 0;
 
-  constructor(private readonly clock: Clock) {
+  constructor(
+    private readonly clock: Clock,
+    private readonly bounds: MemoryRateLimitBounds = DEFAULT_MEMORY_RATE_LIMIT_BOUNDS,
+  ) {
     this.timer = setInterval(
       () => this.sweep(this.clock.now(), Number.POSITIVE_INFINITY),
       SWEEP_INTERVAL_MS,
@@ -54,6 +87,16 @@ export class MemoryRateLimitStore implements RateLimitStore {
     return this.entries.size;
   }
 
+  /** The estimated bytes of the live entries; for tests and the memory benchmark. */
+  get estimatedBytes(): number {
+    return this.bytes;
+  }
+
+  /** Subjects listed in the expiry buckets; for tests. */
+  get filedSubjects(): number {
+    return this.filed;
+  }
+
   async consume(request: ConsumeRequest): Promise<ConsumeOutcome> {
     const { subject, windows, now, ban } = request;
     this.sweep(now, SWEEP_PER_CALL);
@@ -64,7 +107,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
         ban: undefined,
         expiry: 0,
       };
-      this.entries.set(subject, entry);
+      this.admit(subject, entry);
     }
     const { slots } = entry;
     // Plain loops: this runs on every request.
@@ -131,6 +174,34 @@ export class MemoryRateLimitStore implements RateLimitStore {
     clearInterval(this.timer);
     this.entries.clear();
     this.buckets.clear();
+    this.bytes = 0;
+    this.filed = 0;
+  }
+
+  /**
+   * Keeps a new entry within the bounds, whatever subjects arrive: the oldest entries (a Map
+   * iterates in insertion order) make room. Dropping one forgets its counts, so a client that
+   * outlived a flood of newer ones starts its window over; the bound is set far above what one
+   * instance serves, so only a flood of distinct clients reaches it.
+   */
+  private admit(subject: string, entry: Entry): void {
+    const cost = entryBytes(subject, entry.slots.length);
+    while (
+      this.entries.size > 0 &&
+      (this.entries.size >= this.bounds.maxEntries || this.bytes + cost > this.bounds.maxBytes)
+    ) {
+      const oldest = this.entries.keys().next().value as string;
+      this.drop(oldest);
+    }
+    this.entries.set(subject, entry);
+    this.bytes += cost;
+  }
+
+  private drop(subject: string): void {
+    const entry = this.entries.get(subject);
+    if (entry === undefined) return;
+    this.entries.delete(subject);
+    this.bytes -= entryBytes(subject, entry.slots.length);
   }
 
   /** Files the entry under the minute it expires in, when that moved later. */
@@ -145,7 +216,25 @@ export class MemoryRateLimitStore implements RateLimitStore {
     const list = this.buckets.get(expiry);
     if (list) list.push(subject);
     else this.buckets.set(expiry, [subject]);
+    this.filed += 1;
     this.nextDue = Math.min(this.nextDue, expiry * MINUTE_MS);
+    // Dropped and refiled entries leave their subjects behind in the buckets until they expire:
+    // under a flood the lists would outgrow the entries, so they are rebuilt from the live ones.
+    if (this.filed > 2 * this.entries.size + 1_000) this.refile();
+  }
+
+  /** Lists every live entry once, under the minute it expires in. */
+  private refile(): void {
+    this.buckets.clear();
+    this.filed = 0;
+    this.nextDue = Number.POSITIVE_INFINITY;
+    for (const [subject, { expiry }] of this.entries) {
+      const list = this.buckets.get(expiry);
+      if (list) list.push(subject);
+      else this.buckets.set(expiry, [subject]);
+      this.filed += 1;
+      this.nextDue = Math.min(this.nextDue, expiry * MINUTE_MS);
+    }
   }
 
   /** Drops expired entries, at most `budget` of them; the rest wait for the next call. */
@@ -157,8 +246,9 @@ export class MemoryRateLimitStore implements RateLimitStore {
       while (subjects.length > 0 && left > 0) {
         const subject = subjects.pop() as string;
         left -= 1;
+        this.filed -= 1;
         // An entry filed again later lives on under its newer bucket.
-        if (this.entries.get(subject)?.expiry === expiry) this.entries.delete(subject);
+        if (this.entries.get(subject)?.expiry === expiry) this.drop(subject);
       }
       if (subjects.length > 0) return;
       this.buckets.delete(expiry);

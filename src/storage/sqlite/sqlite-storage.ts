@@ -12,7 +12,7 @@ import { backupSqlite } from './sqlite-backup.js';
 import { openSqlite, type SqliteOpenOptions } from './sqlite-connection.js';
 import { SQLITE_MIGRATIONS } from './sqlite-migrations.js';
 import { SqlitePetStore } from './sqlite-pet-store.js';
-import { SqliteStoreGeneration } from './sqlite-store-generation.js';
+import { fileIdentity, SqliteStoreGeneration } from './sqlite-store-generation.js';
 import { SqliteWriter } from './sqlite-writer.js';
 
 export interface SqliteStorage extends Storage {
@@ -34,6 +34,9 @@ export function createSqliteStorage(path: string, options: SqliteOpenOptions = {
   const { db, raw } = openSqlite(path, options);
   const writer = new SqliteWriter(db, raw, path);
   const generation = new SqliteStoreGeneration(raw, path);
+  // The file this process opened. Deleted or replaced under a running server, writes would still
+  // succeed into a file no one will ever open again: /readyz says so rather than stay ready.
+  const opened = isFile(path) ? fileIdentity(path) : undefined;
   let closed = false;
   return {
     backend: 'sqlite',
@@ -54,6 +57,7 @@ export function createSqliteStorage(path: string, options: SqliteOpenOptions = {
     migrateDown: () => migrate(db, SQLITE_MIGRATIONS, 'down'),
     async ping() {
       await sql`select 1`.execute(db);
+      if (opened !== undefined) assertStillAtPath(path, opened);
       // Reads alone do not make the service ready: the writer must be able to commit.
       await writer.ready();
     },
@@ -73,4 +77,25 @@ export function createSqliteStorage(path: string, options: SqliteOpenOptions = {
       if (raw.open) raw.close();
     },
   };
+}
+
+function isFile(path: string): boolean {
+  return path !== ':memory:' && path !== '';
+}
+
+/** Throws when the file at the path is no longer the one this process has open. */
+function assertStillAtPath(path: string, opened: string): void {
+  let now: string | undefined;
+  try {
+    now = fileIdentity(path);
+  } catch {
+    now = undefined; // unlinked
+  }
+  if (now !== opened) {
+    throw new Error(
+      now === undefined
+        ? `the database file ${path} was deleted while open: writes go to a file no one will open again; restart the server`
+        : `the database file ${path} was replaced while open: this process still uses the old one; restart the server`,
+    );
+  }
 }

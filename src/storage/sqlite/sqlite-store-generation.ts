@@ -2,6 +2,12 @@ import { statSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { StoreGeneration } from '../../domain/ports.js';
 
+/** The identity (device and inode) of the file at a path; throws ENOENT once it is gone. */
+export function fileIdentity(path: string): string {
+  const stat = statSync(path, { bigint: true });
+  return `${stat.dev}.${stat.ino}`;
+}
+
 /**
  * The store generation on SQLite, as one text value of three parts:
  * - the counter row, bumped by `petstore cache-reset` and by every migration applied;
@@ -29,10 +35,7 @@ export class SqliteStoreGeneration implements StoreGeneration {
     if (counter === undefined) throw new Error('the store_generation row is missing');
     const schema: unknown = this.raw.pragma('schema_version', { simple: true });
     let file = 'memory';
-    if (this.path !== ':memory:') {
-      const stat = statSync(this.path, { bigint: true });
-      file = `${stat.dev}.${stat.ino}`;
-    }
+    if (this.path !== ':memory:') file = fileIdentity(this.path);
     return `${String(counter)}:${String(schema)}:${file}`;
   }
 
