@@ -395,7 +395,14 @@ function withRateLimitLines(
     answer('');
     return;
   }
-  rateLimitLines(address).then(answer, () => answer(''));
+  // Until the answer is written, nothing more is read: a client that half-closed after its bytes
+  // would otherwise have its connection ended by Node (on 'end') before a shared store answers.
+  socket.pause();
+  const resumeThen = (headerLines: string) => {
+    socket.resume();
+    answer(headerLines);
+  };
+  rateLimitLines(address).then(resumeThen, () => resumeThen(''));
 }
 
 /**

@@ -57,9 +57,10 @@ export function createSqliteStorage(path: string, options: SqliteOpenOptions = {
     migrateDown: () => migrate(db, SQLITE_MIGRATIONS, 'down'),
     async ping() {
       await sql`select 1`.execute(db);
-      if (opened !== undefined) assertStillAtPath(path, opened);
-      // Reads alone do not make the service ready: the writer must be able to commit.
+      // Reads alone do not make the service ready: the writer must be able to commit. Asked first,
+      // so a writer that is down is named as such, whatever else is wrong with the file.
       await writer.ready();
+      if (opened !== undefined) assertStillAtPath(path, opened);
     },
     async analyze() {
       await sql`PRAGMA optimize`.execute(db);
