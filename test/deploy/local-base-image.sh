@@ -13,7 +13,7 @@ node_version=${NODE_VERSION:-24.21.0}
 npm_version=${NPM_VERSION:-11.19.1}
 suite=bookworm
 # Bump when what this script puts in the image changes, so a stale cached image is not reused.
-recipe=1
+recipe=2
 image="localhost/petstore-ci-base:node${node_version}-${suite}-r${recipe}"
 cache=${PETSTORE_CI_CACHE:-/var/cache/petstore-ci}/deploy-base
 storage=(--storage-driver vfs)
@@ -66,14 +66,21 @@ rm -rf "$staging/package"
 tar -xzf "$npm_tgz" -C "$staging/usr/local/lib/node_modules/npm" --strip-components=1
 ln -s ../lib/node_modules/npm/bin/npm-cli.js "$staging/usr/local/bin/npm"
 ln -s ../lib/node_modules/npm/bin/npx-cli.js "$staging/usr/local/bin/npx"
+# This network reaches the npm registry through a TLS proxy whose CA only the host trusts: the
+# stand-in carries the host's bundle, as a company's base image carries its CA (the official image
+# needs nothing of the kind where the registry is reached directly).
+mkdir -p "$staging/etc/ssl/certs"
+cp /etc/ssl/certs/ca-certificates.crt "$staging/etc/ssl/certs/ca-certificates.crt"
 
 echo "local-base-image: committing $image" >&2
 ctr=$(buildah "${storage[@]}" from scratch)
 buildah "${storage[@]}" add "$ctr" "$rootfs_tar" / >&2
 buildah "${storage[@]}" copy "$ctr" "$staging/usr/local" /usr/local >&2
+buildah "${storage[@]}" copy "$ctr" "$staging/etc/ssl/certs" /etc/ssl/certs >&2
 buildah "${storage[@]}" config \
   --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
   --env NODE_VERSION="$node_version" \
+  --env NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt \
   --cmd node "$ctr" >&2
 buildah "${storage[@]}" commit --rm "$ctr" "$image" >&2
 echo "$image"
