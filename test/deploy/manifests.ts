@@ -21,6 +21,7 @@ const ajv = new Ajv2019({ strict: false, allErrors: true });
 ajv.addFormat('duration', /^(\d+(\.\d+)?(ns|us|ms|s|m|h))+$/);
 ajv.addFormat('ports', true);
 ajv.addFormat('expose', true);
+ajv.addFormat('subnet_ip_address', true);
 function withoutOldIds(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(withoutOldIds);
   if (typeof schema !== 'object' || schema === null) return schema;
