@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -76,6 +76,17 @@ async function sharedBackends(
   };
 }
 
+/** A debug logger writing each line into `lines`, when the test collects them. */
+export function logInto(lines: string[] | undefined): { logger?: FastifyBaseLogger } {
+  if (lines === undefined) return {};
+  return {
+    logger: createLogger({
+      level: 'debug',
+      stream: { write: (line: string) => void lines.push(line) },
+    }),
+  };
+}
+
 export async function startServer(options: ServerOptions = {}): Promise<TestServer> {
   const clock = options.clock ?? new TestClock();
   const shared = await sharedBackends(options.env);
@@ -98,14 +109,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
   });
   const app = await buildApp({
     services,
-    ...(options.logLines
-      ? {
-          logger: createLogger({
-            level: 'debug',
-            stream: { write: (line: string) => void options.logLines?.push(line) },
-          }),
-        }
-      : {}),
+    ...logInto(options.logLines),
   });
   // Keys are made the way the CLI makes them: by other services on the same database, so the
   // server learns of them from storage as it would in production.

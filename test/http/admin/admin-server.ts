@@ -4,11 +4,11 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { buildAdminApp } from '../../../src/http/admin-app.js';
-import { createLogger } from '../../../src/http/log-options.js';
 import type { Storage } from '../../../src/domain/ports.js';
 import { createServices, type Services } from '../../../src/services.js';
 import {
   call,
+  logInto,
   type ServerOptions,
   startServer,
   type TestServer,
@@ -42,14 +42,7 @@ export async function startAdminServer(options: ServerOptions = {}): Promise<Adm
   const services = await createServices(pets.config, { clock: pets.clock, storage: pets.storage });
   const app = await buildAdminApp({
     services,
-    ...(options.logLines
-      ? {
-          logger: createLogger({
-            level: 'debug',
-            stream: { write: (line: string) => void options.logLines?.push(line) },
-          }),
-        }
-      : {}),
+    ...logInto(options.logLines),
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = app.server.address() as AddressInfo;
