@@ -11,8 +11,7 @@ import { buildApp } from '../../src/http/build-app.js';
 import { createLogger } from '../../src/http/log-options.js';
 import { createServices } from '../../src/services.js';
 import { createStorage } from '../../src/storage/create-storage.js';
-import { createTestSchema } from './postgres.js';
-import { adminClient, deleteKeysWithPrefix, testRedisConfig } from './redis.js';
+import { ownSharedBackends, type SharedBackendEnv } from './shared-backends.js';
 import { TestClock } from './test-clock.js';
 
 export interface TestServer {
@@ -56,24 +55,11 @@ export const TEST_BACKEND =
 /** Settings and clean-up for the scale-out backends, when PETSTORE_TEST_BACKEND asks for them. */
 async function sharedBackends(
   env: Record<string, string> | undefined,
-): Promise<{ env: Record<string, string>; cleanUp(): Promise<void> }> {
+): Promise<{ env: Partial<SharedBackendEnv>; cleanUp(): Promise<void> }> {
   if (TEST_BACKEND !== 'postgres' || env?.DATABASE_URL !== undefined) {
     return { env: {}, cleanUp: async () => undefined };
   }
-  const schema = await createTestSchema();
-  const redis = testRedisConfig();
-  return {
-    env: { DATABASE_URL: schema.url, REDIS_URL: redis.url, REDIS_KEY_PREFIX: redis.keyPrefix },
-    async cleanUp() {
-      const client = adminClient();
-      try {
-        await deleteKeysWithPrefix(client, redis.keyPrefix);
-      } finally {
-        client.disconnect();
-      }
-      await schema.drop();
-    },
-  };
+  return ownSharedBackends();
 }
 
 /** A debug logger writing each line into `lines`, when the test collects them. */
