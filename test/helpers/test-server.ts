@@ -135,16 +135,29 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
 
 /** Starts one server for the file, closed after it; each test still creates its own data. */
 export function useServer(options: Parameters<typeof startServer>[0] = {}): () => TestServer {
-  let server: TestServer | undefined;
+  return useForFile(
+    'server',
+    () => startServer(options),
+    (server) => server.close(),
+  );
+}
+
+/** One `what` started before the file's tests and closed after them, if it started. */
+export function useForFile<T>(
+  what: string,
+  start: () => Promise<T>,
+  close: (started: T) => Promise<void>,
+): () => T {
+  let started: T | undefined;
   beforeAll(async () => {
-    server = await startServer(options);
+    started = await start();
   });
   afterAll(async () => {
-    await server?.close();
+    if (started !== undefined) await close(started);
   });
   return () => {
-    if (!server) throw new Error('server not started');
-    return server;
+    if (started === undefined) throw new Error(`${what} not started`);
+    return started;
   };
 }
 
