@@ -154,15 +154,9 @@ export async function createServices(
     const adminTokens = new AdminTokenService(storage.adminTokens, clock);
     const adminIdempotency = new AdminIdempotency(storage.adminIdempotency, clock);
     const usage = new KeyUsageCounter(storage.keyUsage, clock);
-    const keys = new KeyManagementService(
-      storage.apiKeys,
-      storage.keyAudit,
-      storage.keyUsage,
-      apiKeys,
-      limiter,
-      clock,
-      { usageRetentionDays: config.keyLife.usageRetentionDays },
-    );
+    const keys = new KeyManagementService(storage, apiKeys, limiter, clock, {
+      usageRetentionDays: config.keyLife.usageRetentionDays,
+    });
     const flushUsage = async () => {
       try {
         await usage.flush();

@@ -1,4 +1,3 @@
-import swagger from '@fastify/swagger';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Config } from '../config/config.js';
 import type { AdminAdmissionService } from '../domain/admin-tokens/admin-admission.js';
@@ -6,12 +5,11 @@ import type { AdminIdempotency } from '../domain/admin-tokens/admin-idempotency.
 import type { KeyManagementService } from '../domain/api-keys/key-management-service.js';
 import { createAdminGuard } from './admin-token-guard.js';
 import { createBaseApp } from './base-app.js';
-import { ERRORS } from './errors/error-table.js';
 import { ErrorSchema } from './errors/error.schema.js';
 import { refusalWarnings } from './http-server.js';
 import { refuseOtherMethods } from './methods.js';
 import { noRouteFor, refuseUnrouted } from './not-found.js';
-import { markAlwaysSentHeaders, type OperationDoc } from './plugins/openapi.plugin.js';
+import { ERROR_TABLE, registerOpenApi } from './plugins/openapi.plugin.js';
 import { ADMIN_SCHEMAS } from './routes/admin/key.schema.js';
 import { registerKeyRoutes } from './routes/admin/keys.routes.js';
 import { ADMIN_SCOPE, isUnder } from './scopes.js';
@@ -29,10 +27,6 @@ export interface AdminAppServices {
 
 const SCHEMAS = [...ADMIN_SCHEMAS, ErrorSchema] as unknown as JsonSchema[];
 const GET_HEAD = ['GET', 'HEAD'];
-
-const ERROR_TABLE = Object.entries(ERRORS)
-  .map(([code, { status, when }]) => `| \`${code}\` | ${status} | ${when} |`)
-  .join('\n');
 
 const DESCRIPTION = `Manage the API keys of the Pet Adoption Service over their whole life.
 
@@ -77,49 +71,25 @@ export async function buildAdminApp(deps: {
     refuseUnrouted((url) => isUnder(ADMIN_SCOPE, url)),
   );
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Pet Adoption Service: admin API',
-        version: '1.0.0',
-        description: DESCRIPTION,
+  await registerOpenApi(app, {
+    title: 'Pet Adoption Service: admin API',
+    description: DESCRIPTION,
+    servers: [
+      {
+        url: `http://${config.admin?.host ?? '127.0.0.1'}:${config.admin?.port ?? 8081}${ADMIN_SCOPE.prefix}`,
+        description: 'the admin listener',
       },
-      servers: [
-        {
-          url: `http://${config.admin?.host ?? '127.0.0.1'}:${config.admin?.port ?? 8081}${ADMIN_SCOPE.prefix}`,
-          description: 'the admin listener',
-        },
-      ],
-      tags: [
-        { name: 'Keys', description: 'API keys over their life.' },
-        { name: 'Audit', description: 'Who changed which key, when, and how.' },
-      ],
-      components: {
-        securitySchemes: {
-          adminToken: {
-            type: 'http',
-            scheme: 'bearer',
-            description: 'An admin token: pa_admin_ followed by 36 letters and digits.',
-          },
-        },
-      },
-      security: [{ adminToken: [] }],
+    ],
+    tags: [
+      { name: 'Keys', description: 'API keys over their life.' },
+      { name: 'Audit', description: 'Who changed which key, when, and how.' },
+    ],
+    security: {
+      name: 'adminToken',
+      description: 'An admin token: pa_admin_ followed by 36 letters and digits.',
     },
-    refResolver: {
-      buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`),
-    },
-    transform: ({ schema, url }) => ({
-      schema: isUnder(ADMIN_SCOPE, url) ? schema : { ...schema, hide: true },
-      url: url.startsWith(ADMIN_SCOPE.prefix) ? url.slice(ADMIN_SCOPE.prefix.length) || '/' : url,
-    }),
-    transformObject: (document) => {
-      if (!('openapiObject' in document)) return document.swaggerObject;
-      const paths = document.openapiObject.paths as
-        Record<string, Record<string, OperationDoc>> | undefined;
-      if (paths !== undefined) markAlwaysSentHeaders(paths);
-      return document.openapiObject;
-    },
+    scope: ADMIN_SCOPE,
+    pathsBelowPrefix: true,
   });
 
   app.get(

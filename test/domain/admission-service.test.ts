@@ -31,15 +31,9 @@ function instance(storage: Storage, clock: TestClock, counters: RateLimitStore) 
   const apiKeys = new ApiKeyService(storage.apiKeys, clock, 'production');
   const limiter = new RateLimiter(counters, clock, BAN);
   const admission = new AdmissionService(apiKeys, limiter);
-  const keys = new KeyManagementService(
-    storage.apiKeys,
-    storage.keyAudit,
-    storage.keyUsage,
-    apiKeys,
-    limiter,
-    clock,
-    { usageRetentionDays: 90 },
-  );
+  const keys = new KeyManagementService(storage, apiKeys, limiter, clock, {
+    usageRetentionDays: 90,
+  });
   return { apiKeys, admission, keys };
 }
 

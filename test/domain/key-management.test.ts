@@ -33,15 +33,9 @@ async function setup() {
   });
   const usage = new KeyUsageCounter(storage.keyUsage, clock);
   const admission = new AdmissionService(apiKeys, limiter, usage);
-  const keys = new KeyManagementService(
-    storage.apiKeys,
-    storage.keyAudit,
-    storage.keyUsage,
-    apiKeys,
-    limiter,
-    clock,
-    { usageRetentionDays: 90 },
-  );
+  const keys = new KeyManagementService(storage, apiKeys, limiter, clock, {
+    usageRetentionDays: 90,
+  });
   const send = (token: string) => admission.admit(request(token));
   return { storage, clock, keys, admission, usage, send };
 }

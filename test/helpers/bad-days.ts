@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { expect } from 'vitest';
 import { createKey } from '../cli/cli-harness.js';
 import { type SentCreate, sendCreate, UNLIMITED_KEY_ARGS } from './pet-traffic.js';
 import { REPO_ROOT, spawnServer, type ServerProcess } from './server-process.js';
@@ -75,37 +76,12 @@ export async function create(url: string, key: string, prefix: string): Promise<
     body: JSON.stringify({ name, categoryId: sequence, status: 'available' }),
     idempotencyKey: `${prefix}-${process.pid}-${sequence}`,
   };
-  await sendCreateWithRetryAfter(url, key, sent);
+  await sendCreate(url, key, sent, 20_000);
   return sent;
 }
 
-export type AnsweredCreate = SentCreate & { retryAfter?: string | null; code?: string };
-
-/** sendCreate, also keeping Retry-After and the error code of a refusal. */
-async function sendCreateWithRetryAfter(url: string, key: string, sent: AnsweredCreate) {
-  const started = performance.now();
-  try {
-    const res = await fetch(`${url}/v1/pets`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${key}`,
-        'content-type': 'application/json',
-        'idempotency-key': sent.idempotencyKey ?? '',
-      },
-      body: sent.body,
-      signal: AbortSignal.timeout(20_000),
-    });
-    const text = await res.text();
-    sent.status = res.status;
-    sent.retryAfter = res.headers.get('retry-after');
-    if (res.status === 201) sent.pet = JSON.parse(text) as SentCreate['pet'];
-    else sent.code = (JSON.parse(text) as { code?: string }).code;
-  } catch (error) {
-    sent.error = error instanceof Error ? String(error.cause ?? error.message) : String(error);
-  } finally {
-    sent.ms = performance.now() - started;
-  }
-}
+/** A create sent by `create`: with its Retry-After and the error code of a refusal. */
+export type AnsweredCreate = SentCreate;
 
 export { sendCreate };
 
@@ -140,6 +116,31 @@ export async function holdWriteLock(
     child.once('exit', (code) => reject(new Error(`the lock holder exited (${code})`)));
   });
   return { child, released };
+}
+
+/** Each create answered in time: 201, or 503 `unavailable` with Retry-After; never a 500. */
+export function expectRefusedAsOutage(sent: readonly AnsweredCreate[]): void {
+  for (const one of sent) {
+    expect(one.error).toBeUndefined();
+    expect([201, 503]).toContain(one.status);
+    expect(one.ms).toBeLessThan(REQUEST_TIMEOUT_MS);
+    if (one.status === 503) {
+      expect(one.code).toBe('unavailable');
+      expect(Number(one.retryAfter)).toBeGreaterThan(0);
+    }
+  }
+}
+
+/** Every create answered 201 among `sent` is listed by the server: nothing acknowledged is lost. */
+export async function expectAcknowledgedKept(
+  url: string,
+  key: string,
+  sent: readonly AnsweredCreate[],
+): Promise<void> {
+  const names = await listedNames(url, key);
+  for (const one of sent.filter((c) => c.status === 201)) {
+    expect(names.has(one.name)).toBe(true);
+  }
 }
 
 /** Every pet the server lists, by name, walking all pages. */

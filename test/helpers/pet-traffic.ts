@@ -27,6 +27,10 @@ export interface SentCreate {
   error?: string;
   /** Milliseconds from sending to the answer or the error. */
   ms?: number;
+  /** The Retry-After header of the answer, if any. */
+  retryAfter?: string | null;
+  /** The error code of an answer other than 201, when its body is an Error. */
+  code?: string;
 }
 
 const STATUSES = ['available', 'pending', 'sold', undefined] as const;
@@ -42,7 +46,22 @@ function newPetBody(prefix: string, i: number): { name: string; body: string } {
   return { name, body };
 }
 
-export async function sendCreate(url: string, key: string, create: SentCreate): Promise<void> {
+/** The `code` of an Error body, or undefined when the body is not one. */
+function errorCode(text: string): string | undefined {
+  try {
+    const code = (JSON.parse(text) as { code?: unknown } | null)?.code;
+    return typeof code === 'string' ? code : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export async function sendCreate(
+  url: string,
+  key: string,
+  create: SentCreate,
+  timeoutMs = 15_000,
+): Promise<void> {
   const started = performance.now();
   try {
     const res = await fetch(`${url}/v1/pets`, {
@@ -55,12 +74,14 @@ export async function sendCreate(url: string, key: string, create: SentCreate): 
           : { 'idempotency-key': create.idempotencyKey }),
       },
       body: create.body,
-      signal: AbortSignal.timeout(15_000),
+      signal: AbortSignal.timeout(timeoutMs),
     });
     const text = await res.text();
     create.status = res.status;
     create.replayed = res.headers.get('idempotent-replayed') === 'true';
+    create.retryAfter = res.headers.get('retry-after');
     if (res.status === 201) create.pet = parsePets(text)[0];
+    else create.code = errorCode(text);
   } catch (error) {
     create.error = error instanceof Error ? String(error.cause ?? error.message) : String(error);
   } finally {

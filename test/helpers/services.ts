@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { connect } from 'node:net';
 import { describe, it } from 'vitest';
 
@@ -97,4 +98,14 @@ export async function describeWithService(
   body: () => void,
 ): Promise<void> {
   if (await requireService(service, suite)) describe(suite, body);
+}
+
+/** Whether HAProxy is on PATH, for the suites that run instances behind it. */
+export function haproxyInstalled(): boolean {
+  try {
+    execFileSync('haproxy', ['-v'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
 }

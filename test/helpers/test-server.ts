@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -11,8 +11,7 @@ import { buildApp } from '../../src/http/build-app.js';
 import { createLogger } from '../../src/http/log-options.js';
 import { createServices } from '../../src/services.js';
 import { createStorage } from '../../src/storage/create-storage.js';
-import { createTestSchema } from './postgres.js';
-import { adminClient, deleteKeysWithPrefix, testRedisConfig } from './redis.js';
+import { ownSharedBackends, type SharedBackendEnv } from './shared-backends.js';
 import { TestClock } from './test-clock.js';
 
 export interface TestServer {
@@ -56,23 +55,21 @@ export const TEST_BACKEND =
 /** Settings and clean-up for the scale-out backends, when PETSTORE_TEST_BACKEND asks for them. */
 async function sharedBackends(
   env: Record<string, string> | undefined,
-): Promise<{ env: Record<string, string>; cleanUp(): Promise<void> }> {
+): Promise<{ env: Partial<SharedBackendEnv>; cleanUp(): Promise<void> }> {
   if (TEST_BACKEND !== 'postgres' || env?.DATABASE_URL !== undefined) {
     return { env: {}, cleanUp: async () => undefined };
   }
-  const schema = await createTestSchema();
-  const redis = testRedisConfig();
+  return ownSharedBackends();
+}
+
+/** A debug logger writing each line into `lines`, when the test collects them. */
+export function logInto(lines: string[] | undefined): { logger?: FastifyBaseLogger } {
+  if (lines === undefined) return {};
   return {
-    env: { DATABASE_URL: schema.url, REDIS_URL: redis.url, REDIS_KEY_PREFIX: redis.keyPrefix },
-    async cleanUp() {
-      const client = adminClient();
-      try {
-        await deleteKeysWithPrefix(client, redis.keyPrefix);
-      } finally {
-        client.disconnect();
-      }
-      await schema.drop();
-    },
+    logger: createLogger({
+      level: 'debug',
+      stream: { write: (line: string) => void lines.push(line) },
+    }),
   };
 }
 
@@ -98,14 +95,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
   });
   const app = await buildApp({
     services,
-    ...(options.logLines
-      ? {
-          logger: createLogger({
-            level: 'debug',
-            stream: { write: (line: string) => void options.logLines?.push(line) },
-          }),
-        }
-      : {}),
+    ...logInto(options.logLines),
   });
   // Keys are made the way the CLI makes them: by other services on the same database, so the
   // server learns of them from storage as it would in production.
@@ -145,16 +135,29 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
 
 /** Starts one server for the file, closed after it; each test still creates its own data. */
 export function useServer(options: Parameters<typeof startServer>[0] = {}): () => TestServer {
-  let server: TestServer | undefined;
+  return useForFile(
+    'server',
+    () => startServer(options),
+    (server) => server.close(),
+  );
+}
+
+/** One `what` started before the file's tests and closed after them, if it started. */
+export function useForFile<T>(
+  what: string,
+  start: () => Promise<T>,
+  close: (started: T) => Promise<void>,
+): () => T {
+  let started: T | undefined;
   beforeAll(async () => {
-    server = await startServer(options);
+    started = await start();
   });
   afterAll(async () => {
-    await server?.close();
+    if (started !== undefined) await close(started);
   });
   return () => {
-    if (!server) throw new Error('server not started');
-    return server;
+    if (started === undefined) throw new Error(`${what} not started`);
+    return started;
   };
 }
 

@@ -13,10 +13,9 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createTestSchema } from '../helpers/postgres.js';
-import { adminClient, deleteKeysWithPrefix, testRedisConfig } from '../helpers/redis.js';
 import { freePort, REPO_ROOT } from '../helpers/server-process.js';
-import { requireService } from '../helpers/services.js';
+import { haproxyInstalled, requireService } from '../helpers/services.js';
+import { ownSharedBackends } from '../helpers/shared-backends.js';
 
 const SUITE = 'npm run cluster (N instances behind HAProxy)';
 
@@ -28,15 +27,6 @@ function tempDir(prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   temps.push(dir);
   return dir;
-}
-
-function haproxyInstalled(): boolean {
-  try {
-    execFileSync('haproxy', ['-v'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function portAnswers(port: number): Promise<boolean> {
@@ -86,13 +76,8 @@ describe.runIf(ready && (haproxyInstalled() || process.env.CI === 'true'))(SUITE
 
   /** Starts `npm run cluster -- N` on a schema and key prefix of its own; resolves once it serves. */
   async function startCluster(count: number, env: Record<string, string> = {}): Promise<Cluster> {
-    const schema = await createTestSchema();
-    const redis = testRedisConfig();
-    cleanUps.push(schema.drop, async () => {
-      const client = adminClient();
-      await deleteKeysWithPrefix(client, redis.keyPrefix);
-      client.disconnect();
-    });
+    const backends = await ownSharedBackends();
+    cleanUps.push(backends.cleanUp);
     const port = await freePort();
     const script = spawn('bash', ['scripts/cluster.sh', String(count)], {
       cwd: REPO_ROOT,
@@ -100,9 +85,7 @@ describe.runIf(ready && (haproxyInstalled() || process.env.CI === 'true'))(SUITE
         PATH: process.env.PATH ?? '',
         HOME: process.env.HOME ?? '',
         PORT: String(port),
-        DATABASE_URL: schema.url,
-        REDIS_URL: redis.url,
-        REDIS_KEY_PREFIX: redis.keyPrefix,
+        ...backends.env,
         // Not the clone's ./cluster-logs: a folder of the test's own.
         CLUSTER_LOGS: tempDir('cluster-logs-'),
         ...env,

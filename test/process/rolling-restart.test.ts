@@ -4,10 +4,9 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createTestSchema } from '../helpers/postgres.js';
-import { adminClient, deleteKeysWithPrefix, testRedisConfig } from '../helpers/redis.js';
 import { freePort, REPO_ROOT } from '../helpers/server-process.js';
-import { requireService } from '../helpers/services.js';
+import { haproxyInstalled, requireService } from '../helpers/services.js';
+import { ownSharedBackends } from '../helpers/shared-backends.js';
 
 /**
  * A rolling deploy as an operator runs one: three instances on PostgreSQL + Redis behind HAProxy
@@ -23,15 +22,6 @@ const HAPROXY = { HAPROXY_INTER: '500ms', HAPROXY_FALL: '2', HAPROXY_RISE: '2' }
 /** Keep-alive connections the client holds, and the requests per second it aims at in all. */
 const CONNECTIONS = 6;
 const TARGET_RPS = 240;
-
-function haproxyInstalled(): boolean {
-  try {
-    execFileSync('haproxy', ['-v'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 const ready = (await requireService('postgres', SUITE)) && (await requireService('redis', SUITE));
 if (ready && !haproxyInstalled() && process.env.CI !== 'true') {
@@ -145,17 +135,10 @@ describe.runIf(ready && (haproxyInstalled() || process.env.CI === 'true'))(SUITE
   }
 
   it('restarts each of three instances with SIGTERM under load without a failed request', async () => {
-    const schema = await createTestSchema();
-    const redis = testRedisConfig();
-    cleanUps.push(schema.drop, async () => {
-      const client = adminClient();
-      await deleteKeysWithPrefix(client, redis.keyPrefix);
-      client.disconnect();
-    });
+    const backends = await ownSharedBackends();
+    cleanUps.push(backends.cleanUp);
     const env = {
-      DATABASE_URL: schema.url,
-      REDIS_URL: redis.url,
-      REDIS_KEY_PREFIX: redis.keyPrefix,
+      ...backends.env,
       TRUST_PROXY: '127.0.0.1',
       MAX_CONNECTIONS_PER_ADDRESS: '4096',
       DRAIN_SECONDS: String(DRAIN_SECONDS),

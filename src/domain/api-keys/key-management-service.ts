@@ -1,6 +1,6 @@
 import { type Clock, DAY_MS } from '../clock.js';
 import { DomainError, domainErrors } from '../errors.js';
-import type { ApiKeyStore, KeyAuditStore, KeyUsageStore } from '../ports.js';
+import type { ApiKeyStore, KeyAuditStore, KeyUsageStore, Storage } from '../ports.js';
 import { type Limits, MAX_CUSTOM_LIMIT, type Plan } from '../rate-limits/plans.js';
 import type { RateLimiter } from '../rate-limits/rate-limiter.js';
 import type { ApiKeyRecord, ApiKeyUpdate } from './api-key.js';
@@ -16,6 +16,9 @@ import {
 } from './key-audit.js';
 
 export type { Actor, AuditAction } from './key-audit.js';
+
+/** The stores a key's life is written to, as the storage adapter provides them. */
+export type KeyStores = Pick<Storage, 'apiKeys' | 'keyAudit' | 'keyUsage'>;
 
 export type PlanChange =
   { plan: 'free' | 'pro' | 'business' } | { plan: 'enterprise'; perMinute: number; perDay: number };
@@ -150,15 +153,21 @@ function limitsChange(record: ApiKeyRecord): { perMinute: number; perDay: number
  * it at once (Redis) or within the cache lifetime.
  */
 export class KeyManagementService {
+  private readonly store: ApiKeyStore;
+  private readonly auditStore: KeyAuditStore;
+  private readonly usageStore: KeyUsageStore;
+
   constructor(
-    private readonly store: ApiKeyStore,
-    private readonly auditStore: KeyAuditStore,
-    private readonly usageStore: KeyUsageStore,
+    stores: KeyStores,
     private readonly apiKeys: ApiKeyService,
     private readonly limiter: Pick<RateLimiter, 'liftBan'>,
     private readonly clock: Clock,
     private readonly settings: KeyLifeSettings,
-  ) {}
+  ) {
+    this.store = stores.apiKeys;
+    this.auditStore = stores.keyAudit;
+    this.usageStore = stores.keyUsage;
+  }
 
   async create(
     input: { change: PlanChange; name?: string; expiresAt?: number | null },

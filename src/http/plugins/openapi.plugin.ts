@@ -1,13 +1,15 @@
 import swagger from '@fastify/swagger';
+import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../../config/config.js';
 import { PLAN_LIMITS } from '../../domain/rate-limits/plans.js';
 import { ADDRESS_LIMIT_PER_MINUTE } from '../../domain/rate-limits/rate-limiter.js';
 import { ERRORS } from '../errors/error-table.js';
 import { RATE_LIMIT_HEADERS } from '../openapi-responses.js';
-import { API_SCOPE, isUnder } from '../scopes.js';
+import { API_SCOPE, isUnder, type PrefixScope } from '../scopes.js';
 
-const ERROR_TABLE = Object.entries(ERRORS)
+/** The one error table, as a Markdown table body for a document's description. */
+export const ERROR_TABLE = Object.entries(ERRORS)
   .map(([code, { status, when }]) => `| \`${code}\` | ${status} | ${when} |`)
   .join('\n');
 
@@ -86,45 +88,78 @@ function servers(config: Config): { url: string; description: string }[] {
   ];
 }
 
+/** What differs between the pet API's document and the admin API's. */
+export interface OpenApiDocument {
+  readonly title: string;
+  readonly description: string;
+  readonly servers: { url: string; description: string }[];
+  readonly tags: { name: string; description: string }[];
+  /** The one bearer scheme every operation needs. */
+  readonly security: { readonly name: string; readonly description: string };
+  /** Only this scope's operations are the interface; health, docs and metrics stay out of it. */
+  readonly scope: PrefixScope;
+  /** List paths relative to the server URL (which then ends in the scope's prefix). */
+  readonly pathsBelowPrefix?: boolean;
+}
+
 /**
- * The OpenAPI 3.1 document is generated from the route schemas, the same ones that validate
- * requests, so the two cannot drift apart. Must be registered before the routes it describes.
+ * Registers @fastify/swagger so that it generates an OpenAPI 3.1 document from the route schemas,
+ * the same ones that validate requests, so the two cannot drift apart. Must be registered before
+ * the routes it describes.
  */
-export const openApiPlugin = fp<{ config: Config }>(
-  async (app, { config }) => {
-    await app.register(swagger, {
-      openapi: {
-        openapi: '3.1.0',
-        info: { title: 'Pet Adoption Service', version: '1.0.0', description: DESCRIPTION },
-        servers: servers(config),
-        tags: [{ name: 'Pets', description: 'Animals available for adoption.' }],
-        components: {
-          securitySchemes: {
-            bearerAuth: {
-              type: 'http',
-              scheme: 'bearer',
-              description: 'An API key, e.g. pa_live_ followed by 36 letters and digits.',
-            },
+export async function registerOpenApi(app: FastifyInstance, doc: OpenApiDocument): Promise<void> {
+  const { prefix } = doc.scope;
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: doc.title, version: '1.0.0', description: doc.description },
+      servers: doc.servers,
+      tags: doc.tags,
+      components: {
+        securitySchemes: {
+          [doc.security.name]: {
+            type: 'http',
+            scheme: 'bearer',
+            description: doc.security.description,
           },
         },
-        security: [{ bearerAuth: [] }],
       },
-      // Shared schemas keep their own names in components.schemas.
-      refResolver: {
-        buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`),
+      security: [{ [doc.security.name]: [] }],
+    },
+    // Shared schemas keep their own names in components.schemas.
+    refResolver: {
+      buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`),
+    },
+    transform: ({ schema, url }) => ({
+      schema: isUnder(doc.scope, url) ? schema : { ...schema, hide: true },
+      url:
+        doc.pathsBelowPrefix === true && url.startsWith(prefix)
+          ? url.slice(prefix.length) || '/'
+          : url,
+    }),
+    transformObject: (document) => {
+      if (!('openapiObject' in document)) return document.swaggerObject;
+      const paths = document.openapiObject.paths as
+        Record<string, Record<string, OperationDoc>> | undefined;
+      if (paths !== undefined) markAlwaysSentHeaders(paths);
+      return document.openapiObject;
+    },
+  });
+}
+
+/** The pet API's document. Must be registered before the routes it describes. */
+export const openApiPlugin = fp<{ config: Config }>(
+  async (app, { config }) => {
+    await registerOpenApi(app, {
+      title: 'Pet Adoption Service',
+      description: DESCRIPTION,
+      servers: servers(config),
+      tags: [{ name: 'Pets', description: 'Animals available for adoption.' }],
+      security: {
+        name: 'bearerAuth',
+        description: 'An API key, e.g. pa_live_ followed by 36 letters and digits.',
       },
-      // Only the API's operations are the interface; health, docs and metrics stay out of it.
-      transform: ({ schema, url }) => ({
-        schema: isUnder(API_SCOPE, url) ? schema : { ...schema, hide: true },
-        url,
-      }),
-      transformObject: (document) => {
-        if (!('openapiObject' in document)) return document.swaggerObject;
-        const paths = document.openapiObject.paths as
-          Record<string, Record<string, OperationDoc>> | undefined;
-        if (paths !== undefined) markAlwaysSentHeaders(paths);
-        return document.openapiObject;
-      },
+      scope: API_SCOPE,
     });
   },
   { name: 'openapi' },

@@ -4,6 +4,10 @@ import { type Kysely, type Migration, sql } from 'kysely';
  * Dated, ordered, each with its way back; the same names and order as SQLITE_MIGRATIONS where they
  * mean the same. Every integer is int8 (bigint), read back as a JS bigint by the pool's parser.
  * Kysely runs each batch in one transaction, so a failed migration leaves nothing half done.
+ * Kept apart from SQLITE_MIGRATIONS although many read alike: the column types (bigint vs
+ * INTEGER), identity columns (GENERATED ALWAYS vs AUTOINCREMENT) and checks differ per dialect,
+ * and an applied migration's SQL must not change, so one builder for both would only move the
+ * differences into parameters.
  */
 export const POSTGRES_MIGRATIONS: Record<string, Migration> = {
   '2026-11-22-01-pets': {

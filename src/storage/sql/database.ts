@@ -120,6 +120,23 @@ export function toOptionalNumber(value: bigint | number | string | null): number
   return value === null ? undefined : Number(value);
 }
 
+/**
+ * Sets on `record` each field whose nullable column holds a value, as a number, in the order
+ * given; a NULL column leaves its field absent (records use absent, not null, for "never").
+ */
+export function setPresentNumbers<T extends object>(
+  record: T,
+  columns: { [K in keyof T]?: bigint | number | string | null },
+): void {
+  for (const [field, value] of Object.entries(columns) as [
+    string,
+    bigint | number | string | null,
+  ][]) {
+    const number = toOptionalNumber(value);
+    if (number !== undefined) (record as Record<string, unknown>)[field] = number;
+  }
+}
+
 export function toBigInt(value: bigint | number | string): bigint {
   return BigInt(value);
 }

@@ -4,7 +4,7 @@ import type {
   AdminTokenStore,
   NewAdminTokenRecord,
 } from '../../domain/admin-tokens/admin-token.js';
-import { type AdminTokensTable, type Database, toNumber, toOptionalNumber } from './database.js';
+import { type AdminTokensTable, type Database, setPresentNumbers, toNumber } from './database.js';
 import type { SqlWrites } from './dialect-traits.js';
 
 function toRecord(row: Selectable<AdminTokensTable>): AdminTokenRecord {
@@ -15,10 +15,7 @@ function toRecord(row: Selectable<AdminTokensTable>): AdminTokenRecord {
     displayPrefix: row.display_prefix,
     createdAt: toNumber(row.created_at),
   };
-  const lastUsedAt = toOptionalNumber(row.last_used_at);
-  if (lastUsedAt !== undefined) record.lastUsedAt = lastUsedAt;
-  const revokedAt = toOptionalNumber(row.revoked_at);
-  if (revokedAt !== undefined) record.revokedAt = revokedAt;
+  setPresentNumbers(record, { lastUsedAt: row.last_used_at, revokedAt: row.revoked_at });
   return record;
 }
 

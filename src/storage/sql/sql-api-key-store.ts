@@ -10,7 +10,13 @@ import type { ApiKeyRecord, ApiKeyUpdate, NewApiKeyRecord } from '../../domain/a
 import type { AuditRecord } from '../../domain/api-keys/key-audit.js';
 import type { ApiKeyStore } from '../../domain/ports.js';
 import { isPlan } from '../../domain/rate-limits/plans.js';
-import { type ApiKeysTable, type Database, toNumber, toOptionalNumber } from './database.js';
+import {
+  type ApiKeysTable,
+  type Database,
+  setPresentNumbers,
+  toNumber,
+  toOptionalNumber,
+} from './database.js';
 import type { DialectTraits, SqlWrites } from './dialect-traits.js';
 
 function toRecord(row: Selectable<ApiKeysTable>): ApiKeyRecord {
@@ -27,19 +33,15 @@ function toRecord(row: Selectable<ApiKeysTable>): ApiKeyRecord {
   const perMinute = toOptionalNumber(row.per_minute);
   const perDay = toOptionalNumber(row.per_day);
   if (perMinute !== undefined && perDay !== undefined) record.customLimits = { perMinute, perDay };
-  const lastUsedAt = toOptionalNumber(row.last_used_at);
-  if (lastUsedAt !== undefined) record.lastUsedAt = lastUsedAt;
-  const revokedAt = toOptionalNumber(row.revoked_at);
-  if (revokedAt !== undefined) record.revokedAt = revokedAt;
-  const bannedUntil = toOptionalNumber(row.banned_until);
-  if (bannedUntil !== undefined) record.bannedUntil = bannedUntil;
-  const banLiftedAt = toOptionalNumber(row.ban_lifted_at);
-  if (banLiftedAt !== undefined) record.banLiftedAt = banLiftedAt;
-  const expiresAt = toOptionalNumber(row.expires_at);
-  if (expiresAt !== undefined) record.expiresAt = expiresAt;
+  setPresentNumbers(record, {
+    lastUsedAt: row.last_used_at,
+    revokedAt: row.revoked_at,
+    bannedUntil: row.banned_until,
+    banLiftedAt: row.ban_lifted_at,
+    expiresAt: row.expires_at,
+  });
   if (row.previous_hash !== null) record.previousHash = row.previous_hash;
-  const previousHashExpiresAt = toOptionalNumber(row.previous_hash_expires_at);
-  if (previousHashExpiresAt !== undefined) record.previousHashExpiresAt = previousHashExpiresAt;
+  setPresentNumbers(record, { previousHashExpiresAt: row.previous_hash_expires_at });
   return record;
 }
 

@@ -2,16 +2,17 @@ import type { FastifyInstance } from 'fastify';
 import type { AddressInfo } from 'node:net';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { afterAll, beforeAll, expect } from 'vitest';
+import { expect } from 'vitest';
 import { buildAdminApp } from '../../../src/http/admin-app.js';
-import { createLogger } from '../../../src/http/log-options.js';
 import type { Storage } from '../../../src/domain/ports.js';
 import { createServices, type Services } from '../../../src/services.js';
 import {
   call,
+  logInto,
   type ServerOptions,
   startServer,
   type TestServer,
+  useForFile,
 } from '../../helpers/test-server.js';
 
 /** A pet API server plus the admin listener on the same storage, as main.ts runs them. */
@@ -42,14 +43,7 @@ export async function startAdminServer(options: ServerOptions = {}): Promise<Adm
   const services = await createServices(pets.config, { clock: pets.clock, storage: pets.storage });
   const app = await buildAdminApp({
     services,
-    ...(options.logLines
-      ? {
-          logger: createLogger({
-            level: 'debug',
-            stream: { write: (line: string) => void options.logLines?.push(line) },
-          }),
-        }
-      : {}),
+    ...logInto(options.logLines),
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = app.server.address() as AddressInfo;
@@ -72,18 +66,14 @@ export async function startAdminServer(options: ServerOptions = {}): Promise<Adm
 }
 
 export function useAdminServer(options: ServerOptions = {}): () => AdminTestServer {
-  let server: AdminTestServer | undefined;
-  beforeAll(async () => {
-    server = await startAdminServer(options);
-  });
-  afterAll(async () => {
-    if (server) await checkResponsesAgainstDocument(server);
-    await server?.close();
-  });
-  return () => {
-    if (!server) throw new Error('admin server not started');
-    return server;
-  };
+  return useForFile(
+    'admin server',
+    () => startAdminServer(options),
+    async (server) => {
+      await checkResponsesAgainstDocument(server);
+      await server.close();
+    },
+  );
 }
 
 /** Calls the admin listener; the response is recorded for the contract check at the end. */

@@ -12,7 +12,7 @@ import type {
 } from '../../../domain/api-keys/key-management-service.js';
 import { domainErrors } from '../../../domain/errors.js';
 import { customLimitsProblem, type Plan } from '../../../domain/rate-limits/plans.js';
-import { httpErrors } from '../../errors/http-error.js';
+import { httpErrors, type ErrorCode } from '../../errors/http-error.js';
 import { ADMIN_SCOPE } from '../../scopes.js';
 import { adminErrors, adminJson } from './admin-responses.js';
 import {
@@ -38,6 +38,16 @@ export interface KeyRoutesDependencies {
 
 const DEFAULT_GRACE_SECONDS = 86_400;
 const TAGS = ['Keys'];
+
+/** How a change to one existing key with a JSON body can be refused (setKeyPlan, setKeyExpiry). */
+const KEY_CHANGE_ERRORS: readonly ErrorCode[] = [
+  'invalid_body',
+  'invalid_json',
+  'invalid_parameter',
+  'key_not_found',
+  'payload_too_large',
+  'unsupported_media_type',
+];
 
 const REPLAYED = {
   'Idempotent-Replayed': {
@@ -214,14 +224,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRoutesDependenc
         body: SetPlanBodySchema,
         response: {
           200: adminJson('The key with its new limits.', Type.Ref(KeySchema)),
-          ...adminErrors([
-            'invalid_body',
-            'invalid_json',
-            'invalid_parameter',
-            'key_not_found',
-            'payload_too_large',
-            'unsupported_media_type',
-          ]),
+          ...adminErrors(KEY_CHANGE_ERRORS),
         },
       },
     },
@@ -243,14 +246,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRoutesDependenc
         body: SetExpiryBodySchema,
         response: {
           200: adminJson('The key with its new expiry.', Type.Ref(KeySchema)),
-          ...adminErrors([
-            'invalid_body',
-            'invalid_json',
-            'invalid_parameter',
-            'key_not_found',
-            'payload_too_large',
-            'unsupported_media_type',
-          ]),
+          ...adminErrors(KEY_CHANGE_ERRORS),
         },
       },
     },
