@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { RedisConfig } from '../../src/config/config.js';
 import { DependencyUnavailableError } from '../../src/domain/errors.js';
 import type { LimitWindow } from '../../src/domain/ports.js';
@@ -7,10 +7,7 @@ import {
   createRedisKeyChangeNotifier,
   type RedisKeyChangeNotifier,
 } from '../../src/storage/redis/redis-key-change-notifier.js';
-import {
-  createRedisRateLimitStore,
-  type RedisRateLimitStore,
-} from '../../src/storage/redis/redis-rate-limit-store.js';
+import { createRedisRateLimitStore } from '../../src/storage/redis/redis-rate-limit-store.js';
 import { eventually, keysWithPrefix } from '../helpers/redis.js';
 import { RedisClusterForTest, requireRedisBinaries } from '../helpers/redis-cluster.js';
 import { describeKeyChangeNotifierContract } from './key-change-notifier-contract.js';
@@ -41,11 +38,6 @@ if (requireRedisBinaries(SUITE)) {
     commandTimeoutMs: TIMEOUT_MS,
   };
   const closing: Array<{ close(): Promise<void> }> = [];
-  const openStore = async () => {
-    const store = await createRedisRateLimitStore(config);
-    closing.push(store);
-    return store;
-  };
   const openNotifier = async () => {
     const notifier = await createRedisKeyChangeNotifier(config);
     closing.push(notifier);
@@ -63,11 +55,6 @@ if (requireRedisBinaries(SUITE)) {
   }));
 
   describe(SUITE, () => {
-    let store: RedisRateLimitStore;
-    beforeAll(async () => {
-      store = await openStore();
-    });
-
     /** How many keys under the prefix each master holds. */
     const keysPerMaster = async (prefix: string) =>
       Promise.all(
@@ -108,6 +95,9 @@ if (requireRedisBinaries(SUITE)) {
     });
 
     it('fails the subjects of a stopped master at once with DependencyUnavailableError, serves the others, and recovers when it is back', async () => {
+      // A long command timeout, so "at once" cannot be met by timing out.
+      const patient = await createRedisRateLimitStore({ ...config, commandTimeoutMs: 3_000 });
+      closing.push(patient);
       const subjects = Array.from({ length: 30 }, () => `key:${randomUUID()}`);
       const owner = new Map<string, number>();
       for (const s of subjects) {
@@ -119,7 +109,7 @@ if (requireRedisBinaries(SUITE)) {
       expect(onStopped.length).toBeGreaterThan(0);
       expect(elsewhere.length).toBeGreaterThan(0);
       const consume = (subject: string) =>
-        store.consume({ subject, windows: windows(100, 1_000), now: T0 });
+        patient.consume({ subject, windows: windows(100, 1_000), now: T0 });
       for (const s of subjects) await consume(s);
 
       await cluster.stopMaster(stopped);
@@ -127,9 +117,11 @@ if (requireRedisBinaries(SUITE)) {
         for (const s of onStopped) {
           const started = Date.now();
           await expect(consume(s)).rejects.toBeInstanceOf(DependencyUnavailableError);
-          expect(Date.now() - started).toBeLessThan(TIMEOUT_MS + 1_000);
+          expect(Date.now() - started).toBeLessThan(1_000);
         }
-        await expect(store.ping()).rejects.toBeInstanceOf(DependencyUnavailableError);
+        const pinged = Date.now();
+        await expect(patient.ping()).rejects.toBeInstanceOf(DependencyUnavailableError);
+        expect(Date.now() - pinged).toBeLessThan(1_000);
         for (const s of elsewhere) {
           await expect(consume(s)).resolves.toEqual({ kind: 'allowed', used: [2, 2] });
         }
@@ -137,7 +129,7 @@ if (requireRedisBinaries(SUITE)) {
         await cluster.startMaster(stopped);
       }
       await eventually('the stopped master serves again', async () => {
-        await store.ping();
+        await patient.ping();
         return true;
       });
       // Its keys were lost with it (no persistence): the windows start over, and count again.
@@ -167,6 +159,8 @@ if (requireRedisBinaries(SUITE)) {
       await cluster.stopMaster(listening);
       try {
         await reaches();
+        // Every publish goes out through a master that is up, none fails on the one that is down.
+        for (let i = 0; i < 20; i++) await publisher.publish(randomUUID());
       } finally {
         await cluster.startMaster(listening);
       }
