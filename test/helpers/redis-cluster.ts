@@ -253,6 +253,10 @@ export class RedisClusterForTest {
     throw new Error('no master holds a subscribed connection');
   }
 
+  masterRunning(port: number): boolean {
+    return this.master(port).running;
+  }
+
   async stopMaster(port: number): Promise<void> {
     await this.master(port).stop();
   }

@@ -92,6 +92,9 @@ export function openRedisConnection(
     // A master lost while the others serve is an outage too; its return ends it.
     client.on('node error', report);
     client.on('+node', (node: Redis) => {
+      // ioredis connects to a node at its first command, and commands that arrive meanwhile would
+      // fail (no queue): a burst at start would get 503s. Connect as soon as the node is known.
+      if (node.status === 'wait') node.connect().catch(() => {});
       node.on('ready', () => {
         reported = false;
       });
@@ -131,6 +134,16 @@ export async function firstConnectionAttempt(
   client: RedisClient,
   timeoutMs: number,
 ): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  await attempt(client, timeoutMs);
+  // A cluster is ready once it has the slot map; each master's connection is made after.
+  if (client instanceof Cluster && client.status === 'ready') {
+    const left = Math.max(0, deadline - Date.now());
+    await Promise.all(client.nodes('master').map((node) => attempt(node, left)));
+  }
+}
+
+async function attempt(client: RedisClient, timeoutMs: number): Promise<void> {
   if (client.status === 'ready') return;
   await new Promise<void>((resolve) => {
     const done = () => {
