@@ -136,6 +136,7 @@ class ClusterNodeProcess {
   async stop(): Promise<void> {
     const child = this.child;
     if (!child) return;
+    child.kill('SIGCONT');
     child.kill('SIGTERM');
     const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
     await exited(child);
@@ -143,12 +144,23 @@ class ClusterNodeProcess {
   }
 
   kill(): void {
+    this.child?.kill('SIGCONT');
     this.child?.kill('SIGKILL');
+  }
+
+  /** Freezes the server: connections stay open, nothing is answered. */
+  pause(): void {
+    this.child?.kill('SIGSTOP');
+  }
+
+  resume(): void {
+    this.child?.kill('SIGCONT');
   }
 
   async killAndWait(): Promise<void> {
     const child = this.child;
     if (!child) return;
+    child.kill('SIGCONT');
     child.kill('SIGKILL');
     await exited(child);
   }
@@ -251,6 +263,17 @@ export class RedisClusterForTest {
       if (/ sub=[1-9]/.test(list)) return node.port;
     }
     throw new Error('no master holds a subscribed connection');
+  }
+
+  /** Freezes a master (SIGSTOP): its connections stay open and nothing is answered. */
+  pauseMaster(port: number): void {
+    this.master(port).pause();
+  }
+
+  /** Thaws a frozen master, then waits until every master sees the cluster ok. */
+  async resumeMaster(port: number): Promise<void> {
+    this.master(port).resume();
+    await this.waitUntilOk();
   }
 
   masterRunning(port: number): boolean {

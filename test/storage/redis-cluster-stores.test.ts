@@ -44,8 +44,15 @@ if (requireRedisBinaries(SUITE)) {
     return notifier;
   };
   afterAll(async () => {
-    await Promise.all(closing.map((c) => c.close()));
-    await cluster.kill();
+    try {
+      // Bounded, so that a close stuck on a broken client never leaves the servers running.
+      await Promise.race([
+        Promise.all(closing.map((c) => c.close())),
+        new Promise((r) => setTimeout(r, 10_000)),
+      ]);
+    } finally {
+      await cluster.kill();
+    }
   }, 30_000);
 
   describeRateLimitStoreContract('redis cluster', () => createRedisRateLimitStore(config));
@@ -134,6 +141,43 @@ if (requireRedisBinaries(SUITE)) {
       });
       // Its keys were lost with it (no persistence): the windows start over, and count again.
       for (const s of onStopped) {
+        await expect(consume(s)).resolves.toMatchObject({ kind: 'allowed' });
+      }
+    }, 60_000);
+
+    it('fails the subjects of a frozen master after about the command timeout, never hanging, serves the others, and recovers when it thaws', async () => {
+      const store = await createRedisRateLimitStore(config);
+      closing.push(store);
+      const subjects = Array.from({ length: 30 }, () => `key:${randomUUID()}`);
+      const frozen = cluster.nodes[1]?.port as number;
+      const owners = await Promise.all(
+        subjects.map((s) => cluster.portOf(`${config.keyPrefix}{${s}}:ban`)),
+      );
+      const onFrozen = subjects.filter((_, i) => owners[i] === frozen);
+      const elsewhere = subjects.filter((_, i) => owners[i] !== frozen);
+      const consume = (subject: string) =>
+        store.consume({ subject, windows: windows(100, 1_000), now: T0 });
+      for (const s of subjects) await consume(s);
+
+      cluster.pauseMaster(frozen);
+      try {
+        const started = Date.now();
+        const failures = await Promise.all(
+          onFrozen.map((s) => consume(s).catch((e: unknown) => e)),
+        );
+        for (const failure of failures) expect(failure).toBeInstanceOf(DependencyUnavailableError);
+        expect(Date.now() - started).toBeLessThan(TIMEOUT_MS + 1_500);
+        for (const s of elsewhere) {
+          await expect(consume(s)).resolves.toEqual({ kind: 'allowed', used: [2, 2] });
+        }
+      } finally {
+        await cluster.resumeMaster(frozen);
+      }
+      await eventually('the thawed master serves again', async () => {
+        await store.ping();
+        return true;
+      });
+      for (const s of onFrozen) {
         await expect(consume(s)).resolves.toMatchObject({ kind: 'allowed' });
       }
     }, 60_000);
