@@ -265,6 +265,11 @@ export class RedisClusterForTest {
     throw new Error('no master holds a subscribed connection');
   }
 
+  /** Starts a stopped master again without waiting for the cluster (when others are down too). */
+  async startMasterOnly(port: number): Promise<void> {
+    await this.master(port).start();
+  }
+
   /** Freezes a master (SIGSTOP): its connections stay open and nothing is answered. */
   pauseMaster(port: number): void {
     this.master(port).pause();

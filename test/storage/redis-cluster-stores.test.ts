@@ -7,7 +7,10 @@ import {
   createRedisKeyChangeNotifier,
   type RedisKeyChangeNotifier,
 } from '../../src/storage/redis/redis-key-change-notifier.js';
-import { createRedisRateLimitStore } from '../../src/storage/redis/redis-rate-limit-store.js';
+import {
+  createRedisRateLimitStore,
+  type RedisRateLimitStore,
+} from '../../src/storage/redis/redis-rate-limit-store.js';
 import { eventually, keysWithPrefix } from '../helpers/redis.js';
 import { RedisClusterForTest, requireRedisBinaries } from '../helpers/redis-cluster.js';
 import { describeKeyChangeNotifierContract } from './key-change-notifier-contract.js';
@@ -179,6 +182,40 @@ if (requireRedisBinaries(SUITE)) {
       });
       for (const s of onFrozen) {
         await expect(consume(s)).resolves.toMatchObject({ kind: 'allowed' });
+      }
+    }, 60_000);
+
+    it('starts while the whole cluster is down, fails at once, and recovers when the masters return', async () => {
+      const running = await createRedisRateLimitStore(config);
+      closing.push(running);
+      const who = `key:${randomUUID()}`;
+      const consume = (store: RedisRateLimitStore) =>
+        store.consume({ subject: who, windows: windows(100, 1_000), now: T0 });
+      await consume(running);
+      const ports = cluster.nodes.map(({ port }) => port);
+      await Promise.all(ports.map((port) => cluster.stopMaster(port)));
+      let late: RedisRateLimitStore | undefined;
+      try {
+        const opening = Date.now();
+        late = await createRedisRateLimitStore(config);
+        closing.push(late);
+        expect(Date.now() - opening).toBeLessThan(5_000);
+        for (const store of [running, late]) {
+          const started = Date.now();
+          await expect(consume(store)).rejects.toBeInstanceOf(DependencyUnavailableError);
+          await expect(store.ping()).rejects.toBeInstanceOf(DependencyUnavailableError);
+          expect(Date.now() - started).toBeLessThan(1_000);
+        }
+      } finally {
+        for (const port of ports) await cluster.startMasterOnly(port);
+        await cluster.waitUntilOk();
+      }
+      for (const store of [running, late]) {
+        await eventually(
+          'the store serves again',
+          async () => (await consume(store as RedisRateLimitStore)).kind === 'allowed',
+          15_000,
+        );
       }
     }, 60_000);
 

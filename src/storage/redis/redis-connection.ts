@@ -104,7 +104,7 @@ export function openRedisConnection(
 }
 
 function openCluster(config: RedisConfig, nodes: readonly RedisNode[], name: string): Cluster {
-  return new Cluster(
+  const cluster: Cluster = new Cluster(
     nodes.map(({ host, port }) => ({ host, port })),
     {
       redisOptions: connectionOptions(config, name),
@@ -113,8 +113,12 @@ function openCluster(config: RedisConfig, nodes: readonly RedisNode[], name: str
       clusterRetryStrategy: reconnectDelay,
       // ioredis drops a lost node and waits for a MOVED by default, which a master that is down
       // and comes back on the same address never sends: keep reconnecting to it instead. Commands
-      // for its slots fail at once meanwhile (its connection is not ready).
-      clusterNodeRetryStrategy: reconnectDelay,
+      // for its slots fail at once meanwhile (its connection is not ready). Only while the cluster
+      // is ready: before that (every seed down at start) a node must end, or ioredis waits for it
+      // forever (it drops the nodes with disconnect(), which never ends one that is reconnecting)
+      // and the client stays "connecting" even after the cluster is back.
+      clusterNodeRetryStrategy: (attempt) =>
+        cluster.status === 'ready' ? reconnectDelay(attempt) : null,
       // A command refused because its master is unreachable or the cluster is down is answered
       // 503 at once, never retried: one already sent may have counted. MOVED and ASK (a slot that
       // moved; nothing ran) are still followed, and TRYAGAIN after ioredis's short delay.
@@ -123,6 +127,7 @@ function openCluster(config: RedisConfig, nodes: readonly RedisNode[], name: str
       slotsRefreshTimeout: Math.max(config.commandTimeoutMs, 1_000),
     },
   );
+  return cluster;
 }
 
 /**
