@@ -185,7 +185,7 @@ if (requireRedisBinaries(SUITE)) {
       }
     }, 60_000);
 
-    it('starts while the whole cluster is down, fails at once, and recovers when the masters return', async () => {
+    it('starts while the whole cluster is down, fails at once, and recovers when the masters return, key-change listeners included', async () => {
       const running = await createRedisRateLimitStore(config);
       closing.push(running);
       const who = `key:${randomUUID()}`;
@@ -195,11 +195,17 @@ if (requireRedisBinaries(SUITE)) {
       const ports = cluster.nodes.map(({ port }) => port);
       await Promise.all(ports.map((port) => cluster.stopMaster(port)));
       let late: RedisRateLimitStore | undefined;
+      let lateSubscriber: RedisKeyChangeNotifier | undefined;
+      const heard: string[] = [];
       try {
         const opening = Date.now();
         late = await createRedisRateLimitStore(config);
         closing.push(late);
-        expect(Date.now() - opening).toBeLessThan(5_000);
+        lateSubscriber = await openNotifier();
+        expect(Date.now() - opening).toBeLessThan(10_000);
+        await expect(lateSubscriber.subscribe((id) => heard.push(id))).rejects.toBeInstanceOf(
+          DependencyUnavailableError,
+        );
         for (const store of [running, late]) {
           const started = Date.now();
           await expect(consume(store)).rejects.toBeInstanceOf(DependencyUnavailableError);
@@ -217,7 +223,18 @@ if (requireRedisBinaries(SUITE)) {
           15_000,
         );
       }
-    }, 60_000);
+      const publisher = await openNotifier();
+      await eventually(
+        'a publish reaches the listener that subscribed while the cluster was down',
+        async () => {
+          const id = randomUUID();
+          await publisher.publish(id);
+          await new Promise((r) => setTimeout(r, 20));
+          return heard.includes(id);
+        },
+        15_000,
+      );
+    }, 90_000);
 
     it('tells every instance of key changes while a master is down, also when it held the subscription', async () => {
       const publisher: RedisKeyChangeNotifier = await openNotifier();
