@@ -111,7 +111,8 @@ export async function createServices(
         { err: error },
         'Redis does not answer; rate-limited requests get 503 until it does',
       );
-    // The Redis client is loaded only when REDIS_URL is set (some 20 MB of memory otherwise).
+    // The Redis client is loaded only when REDIS_URL or REDIS_CLUSTER_NODES is set (some 20 MB of
+    // memory otherwise).
     const redis = config.redis
       ? {
           config: config.redis,

@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import type { RedisConfig } from '../../config/config.js';
 import type {
   ConsumeOutcome,
@@ -11,6 +10,8 @@ import {
   closeRedisConnection,
   firstConnectionAttempt,
   openRedisConnection,
+  pingRedis,
+  type RedisClient,
   type RedisConnectionOptions,
 } from './redis-connection.js';
 
@@ -118,13 +119,13 @@ return 0
 type ScriptArgument = string | number;
 
 /** The connection with the commands `defineCommand` adds; ioredis cannot type them itself. */
-interface ScriptedRedis extends Redis {
+type ScriptedRedis = RedisClient & {
   rateLimitConsume(keyCount: number, ...args: ScriptArgument[]): Promise<unknown>;
   rateLimitPeek(keyCount: number, ...keys: string[]): Promise<unknown>;
   rateLimitLift(keyCount: number, banKey: string, liftedAt: number): Promise<unknown>;
-}
+};
 
-function withScripts(client: Redis): ScriptedRedis {
+function withScripts(client: RedisClient): ScriptedRedis {
   // defineCommand sends EVALSHA and, when Redis answers NOSCRIPT (restarted, SCRIPT FLUSH, a
   // failover), loads the script with EVAL on that connection and runs it again.
   client.defineCommand('rateLimitConsume', { lua: CONSUME_LUA });
@@ -144,7 +145,7 @@ export class RedisRateLimitStore implements RateLimitStore {
   private readonly client: ScriptedRedis;
 
   constructor(
-    client: Redis,
+    client: RedisClient,
     private readonly keyPrefix: string,
   ) {
     this.client = withScripts(client);
@@ -181,7 +182,7 @@ export class RedisRateLimitStore implements RateLimitStore {
   }
 
   async ping(): Promise<void> {
-    await callRedis(() => this.client.ping());
+    await callRedis(() => pingRedis(this.client));
   }
 
   async close(): Promise<void> {
