@@ -1,4 +1,4 @@
-import type { Clock } from '../clock.js';
+import { type Clock, DAY_MS } from '../clock.js';
 import type { KeyUsageStore } from '../ports.js';
 import { type UsageCount, utcDay } from './key-audit.js';
 
@@ -10,6 +10,8 @@ import { type UsageCount, utcDay } from './key-audit.js';
 export class KeyUsageCounter {
   private pending = new Map<string, UsageCount>();
   private flushing: Promise<void> | undefined;
+  /** The UTC day of the last record, and where it starts: formatting a date per request costs. */
+  private today = { start: Number.NEGATIVE_INFINITY, text: '' };
 
   constructor(
     private readonly store: KeyUsageStore,
@@ -21,7 +23,11 @@ export class KeyUsageCounter {
   }
 
   record(keyId: string, admitted: boolean): void {
-    const day = utcDay(this.clock.now());
+    const now = this.clock.now();
+    if (now < this.today.start || now >= this.today.start + DAY_MS) {
+      this.today = { start: now - (now % DAY_MS), text: utcDay(now) };
+    }
+    const day = this.today.text;
     const slot = `${keyId} ${day}`;
     let count = this.pending.get(slot);
     if (count === undefined) {
