@@ -1,11 +1,38 @@
-import { type Kysely, sql, type Transaction } from 'kysely';
+import { type Compilable, CompiledQuery, type Kysely, sql, type Transaction } from 'kysely';
 import type { NewPet, Pet, PetStatus } from '../../domain/pets/pet.js';
 import { DependencyUnavailableError } from '../../domain/errors.js';
 import type { IdempotentCreate, IdempotentOutcome, PetStore } from '../../domain/ports.js';
 import type { Database } from '../sql/database.js';
 import { GroupCommit, type Settled } from '../sql/group-commit.js';
-import { petQueries } from '../sql/pet-queries.js';
+import { type ListParams, petQueries } from '../sql/pet-queries.js';
 import { checkedPetId, keyOutcome, toPet, toRow } from '../sql/pet-rows.js';
+import { bind, type CompiledQueryPlan, compileOnce } from '../sql/prepared-sql.js';
+import { prepareByName } from './postgres-connection.js';
+
+type PetRow = Parameters<typeof toPet>[0];
+
+/**
+ * A read compiled once (no Kysely building per call) and run as a named prepared statement (no
+ * parse and plan per call on the server). The plans stay sound as generic plans: the status page
+ * is asked as an index range for that reason (petQueries.listByStatusAsIndexRange).
+ */
+class PreparedRead<P extends object> {
+  private readonly plan: CompiledQueryPlan<P>;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    build: (db: Kysely<Database>, params: P) => Compilable,
+    names: ReadonlyArray<keyof P>,
+  ) {
+    this.plan = compileOnce<P>((params) => build(db, params), names);
+    prepareByName(this.plan.sql);
+  }
+
+  async rows(params: P): Promise<PetRow[]> {
+    const query = CompiledQuery.raw(this.plan.sql, bind(this.plan, params));
+    return (await this.db.executeQuery<PetRow>(query)).rows;
+  }
+}
 
 const INSERT_BATCH = 500;
 /** How long a create waits for another request holding the same Idempotency-Key to commit. */
@@ -39,6 +66,11 @@ const isLockTimeout = (error: unknown) => (error as { code?: unknown } | null)?.
  */
 export class PostgresPetStore implements PetStore {
   private readonly creates: GroupCommit<NewPet, Pet>;
+  private readonly reads: {
+    listAll: PreparedRead<ListParams>;
+    listByStatus: PreparedRead<ListParams & { status: string }>;
+    getById: PreparedRead<{ id: bigint }>;
+  };
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -47,6 +79,15 @@ export class PostgresPetStore implements PetStore {
     poolMax: number,
     private readonly now: () => number = Date.now,
   ) {
+    this.reads = {
+      listAll: new PreparedRead(db, petQueries.listAll, ['afterId', 'limit']),
+      listByStatus: new PreparedRead(db, petQueries.listByStatusAsIndexRange, [
+        'afterId',
+        'limit',
+        'status',
+      ]),
+      getById: new PreparedRead(db, petQueries.getById, ['id']),
+    };
     this.creates = new GroupCommit({
       maxInFlight: poolMax,
       commit: (group) => this.commitCreates(group),
@@ -55,16 +96,15 @@ export class PostgresPetStore implements PetStore {
 
   async list(query: { afterId: number; status?: PetStatus; limit: number }): Promise<Pet[]> {
     const { afterId, limit, status } = query;
-    const rows = await (
+    const rows =
       status === undefined
-        ? petQueries.listAll(this.db, { afterId, limit })
-        : petQueries.listByStatusAsIndexRange(this.db, { afterId, limit, status })
-    ).execute();
+        ? await this.reads.listAll.rows({ afterId, limit })
+        : await this.reads.listByStatus.rows({ afterId, limit, status });
     return rows.map(toPet);
   }
 
   async get(id: bigint): Promise<Pet | undefined> {
-    const row = await petQueries.getById(this.db, { id }).executeTakeFirst();
+    const [row] = await this.reads.getById.rows({ id });
     return row === undefined ? undefined : toPet(row);
   }
 
