@@ -36,6 +36,18 @@ export const IDLE_IN_TRANSACTION_TIMEOUT_MS = 30_000;
  */
 const CLIENT_DEADLINE_MARGIN_MS = 1_000;
 
+/**
+ * Statements run as named prepared statements: the server parses and plans them once per
+ * connection instead of on every call. Only fixed texts of the hot reads are registered (a name
+ * per distinct text, process-wide), never arbitrary SQL, whose every variant would stay prepared on
+ * every connection for its life.
+ */
+const statementNames = new Map<string, string>();
+
+export function prepareByName(sql: string): void {
+  if (!statementNames.has(sql)) statementNames.set(sql, `petstore_${statementNames.size + 1}`);
+}
+
 const COMMANDS = ['UPDATE', 'DELETE', 'INSERT', 'SELECT', 'MERGE'] as const;
 
 /**
@@ -85,7 +97,11 @@ class GuardedClient implements PostgresPoolClient {
       throw new DependencyUnavailableError('database', { cause: this.broken });
     }
     try {
-      const result = await this.client.query(sql, [...parameters]);
+      const name = statementNames.get(sql);
+      const values = [...parameters];
+      const result = await (name === undefined
+        ? this.client.query(sql, values)
+        : this.client.query({ name, text: sql, values }));
       return {
         command: commandOf(result.command),
         rowCount: result.rowCount ?? 0,
