@@ -20,6 +20,8 @@ const KNOWN: ReadonlyArray<readonly [RegExp, string]> = [
   [/^select .* from "api_keys" where "(previous_)?hash" = \$1$/s, 'key_by_hash'],
   [/^select .* from "api_keys" where "id" = \$1$/s, 'key_by_id'],
   [/^do \$\$/, 'readiness_check'],
+  // The once-a-second poll of postgres-settled-ids.ts.
+  [/^select \(select max\(id\) from pets\)/, 'settle_poll'],
 ];
 
 const COMMANDS = ['select', 'insert', 'update', 'delete', 'with'];
@@ -36,7 +38,7 @@ export function statementName(sql: string): string {
   const command = /^[a-z]+/.exec(text)?.[0] ?? '';
   if (TRANSACTION.includes(command)) return command;
   if (!COMMANDS.includes(command)) return 'other';
-  const table = /(?:from|into|update) "([a-z_]+)"/.exec(text)?.[1];
+  const table = /(?:from|into|update)\s+"?([a-z_]+)/.exec(text)?.[1];
   return `${table !== undefined && TABLES.has(table) ? table : 'other'}_${command}`;
 }
 
