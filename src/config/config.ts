@@ -111,6 +111,29 @@ export interface Config {
   readonly keyLife: KeyLifeConfig;
   /** The admin API's own listener (ADMIN_PORT, ADMIN_HOST); undefined, the default, is off. */
   readonly admin: AdminListenerConfig | undefined;
+  /**
+   * The operations listener (OPS_PORT, OPS_HOST): /metrics, /healthz, /readyz and /version apart
+   * from the public one, which then serves no /metrics. Undefined, the default: /metrics is public.
+   */
+  readonly ops: OpsListenerConfig | undefined;
+  /** DOCS=off: no /docs page (its OpenAPI document is still served). */
+  readonly docs: boolean;
+}
+
+/** Where the operations endpoints listen: never on the pet API's nor the admin API's port. */
+export type OpsListenerConfig = AdminListenerConfig;
+
+function opsListener(
+  env: Env,
+  publicPort: number,
+  admin: AdminListenerConfig | undefined,
+): OpsListenerConfig | undefined {
+  const raw = read(env, 'OPS_PORT');
+  if (raw === undefined) return undefined;
+  const port = integer(env, 'OPS_PORT', 0, 1, 65535);
+  if (port === publicPort) fail('OPS_PORT', `a port other than PORT (${publicPort})`, raw);
+  if (port === admin?.port) fail('OPS_PORT', `a port other than ADMIN_PORT (${admin.port})`, raw);
+  return Object.freeze({ port, host: read(env, 'OPS_HOST') ?? '127.0.0.1' });
 }
 
 /** Usage counting per key (issue 17). */
@@ -350,6 +373,7 @@ export function loadConfig(env: Env): Config {
     }
   }
   const environment = oneOf(env, 'PETSTORE_ENV', ['production', 'staging'] as const, 'production');
+  const admin = adminListener(env, port);
   return Object.freeze({
     port,
     host,
@@ -369,7 +393,9 @@ export function loadConfig(env: Env): Config {
       drainSeconds: integer(env, 'DRAIN_SECONDS', DEFAULT_DRAIN_SECONDS, 0, 3_600),
       bootstrapKey: oneOf(env, 'PETSTORE_BOOTSTRAP_KEY', ['auto', 'off'] as const, 'auto'),
     }),
-    admin: adminListener(env, port),
+    admin,
+    ops: opsListener(env, port, admin),
+    docs: oneOf(env, 'DOCS', ['on', 'off'] as const, 'on') === 'on',
     keyLife: keyLife(env),
   });
 }
