@@ -9,6 +9,7 @@ describe('statementName', () => {
     const cases: Array<[string, string]> = [
       ['select "id", "name" from "pets" where "id" = $1', 'pet_by_id'],
       ['select "id" from "pets" where "id" > $1 order by "id" limit $2', 'pets_page'],
+      ['select "id" from "pets" where "id" > $1 order by "id" limit 21', 'pets_page'],
       ['insert into "pets" ("name") values ($1), ($2) returning "id"', 'pet_insert'],
       ['select * from "api_keys" where "hash" = $1', 'key_by_hash'],
       ['select * from "api_keys" where "previous_hash" = $1', 'key_by_hash'],

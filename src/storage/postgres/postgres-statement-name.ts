@@ -15,7 +15,8 @@ const TABLES = new Set([
 /** The statements an operator asks about by name; the rest are named `<table>_<command>`. */
 const KNOWN: ReadonlyArray<readonly [RegExp, string]> = [
   [/^select .* from "pets" where "id" = \$1$/s, 'pet_by_id'],
-  [/^select .* from "pets" .*limit \$\d+$/s, 'pets_page'],
+  // The limit is a parameter, or written in the text for the prepared page reads.
+  [/^select .* from "pets" .*limit (\$\d+|\d+)$/s, 'pets_page'],
   [/^insert into "pets"/, 'pet_insert'],
   [/^select .* from "api_keys" where "(previous_)?hash" = \$1$/s, 'key_by_hash'],
   [/^select .* from "api_keys" where "id" = \$1$/s, 'key_by_id'],
