@@ -21,6 +21,21 @@ function packageVersion(): string {
 export const BUILD_VERSION = packageVersion();
 
 /**
+ * The commit this build was made from: `npm run build` writes it (git rev-parse HEAD) to
+ * dist/build-commit.txt; "unknown" for a build made outside a git checkout.
+ */
+export const BUILD_COMMIT = buildCommit();
+
+function buildCommit(): string {
+  try {
+    const commit = readFileSync(new URL('dist/build-commit.txt', PACKAGE_ROOT), 'utf8').trim();
+    return /^[0-9a-f]{7,64}$/.test(commit) ? commit : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+/**
  * The OpenAPI document this build serves, without `servers` (they depend on the deployment's
  * address). `npm run build` writes it (src/write-openapi.ts), so that the CLI, which must not
  * build the HTTP app, can compare a deployment's document with it.

@@ -5,6 +5,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import { ApiServer } from './http/http-server.js';
 import { createLogger } from './http/log-options.js';
 import { createServices, type Services } from './services.js';
+import { BUILD_COMMIT, BUILD_VERSION } from './build-info.js';
+import { startTracing } from './telemetry/tracing.js';
 
 function loadConfigOrExit(): Config {
   try {
@@ -55,8 +57,25 @@ async function bootstrapKey(config: Config, services: Services, log: FastifyBase
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger({ level: config.logLevel, ...(await logDestination()) });
-  const services = await createServices(config, { migrate: true, log: logger });
-  const app = await buildApp({ services, logger });
+  logger.info(
+    {
+      version: BUILD_VERSION,
+      commit: BUILD_COMMIT,
+      node: process.version,
+      tracing: config.tracing ?? 'off',
+    },
+    'Pet Adoption Service starting',
+  );
+  const tracing = await startTracing(config.tracing, {
+    version: BUILD_VERSION,
+    commit: BUILD_COMMIT,
+  });
+  const services = await createServices(config, {
+    migrate: true,
+    log: logger,
+    ...(tracing ? { tracing } : {}),
+  });
+  const app = await buildApp({ services, logger, ...(tracing ? { tracing } : {}) });
   await services.startBackgroundWork();
   // The admin API, when ADMIN_PORT is set: its own listener, closed with the pet API's (onClose
   // runs inside app.close(), so before storage closes).
@@ -113,6 +132,18 @@ async function main(): Promise<void> {
       // Writes still waiting for a lock or a stalled disk are answered 503 by the end of the grace
       // period rather than waited for (Storage.close).
       await services.close({ deadlineMs: Math.max(0, stoppedBy - Date.now()) });
+      // The spans of the last requests, still buffered, go out before the process ends, within
+      // what is left of the grace period (a collector that does not answer cannot hold it).
+      if (tracing) {
+        await Promise.race([
+          tracing.shutdown().catch((error: unknown) => {
+            app.log.warn({ err: error }, 'sending the last spans failed');
+          }),
+          new Promise((resolve) =>
+            setTimeout(resolve, Math.max(0, stoppedBy - Date.now())).unref(),
+          ),
+        ]);
+      }
       app.log.info('stopped');
       process.exitCode = forced ? 1 : 0;
     } catch (error) {
