@@ -2,6 +2,7 @@
 // and CommonJS alike (module.registerHooks sees both), to PETSTORE_TEST_LOADED_MODULES at exit.
 import { writeFileSync } from 'node:fs';
 import { registerHooks } from 'node:module';
+import process from 'node:process';
 
 const loaded = new Set();
 registerHooks({
@@ -10,6 +11,5 @@ registerHooks({
     return nextLoad(url, context);
   },
 });
-process.on('exit', () => {
-  writeFileSync(process.env.PETSTORE_TEST_LOADED_MODULES, [...loaded].join('\n'));
-});
+const list = process.env.PETSTORE_TEST_LOADED_MODULES;
+if (list) process.on('exit', () => writeFileSync(list, [...loaded].join('\n')));

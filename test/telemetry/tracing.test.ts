@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { postgresFor, usePostgresSchemas } from '../helpers/postgres.js';
@@ -89,7 +90,32 @@ function send(
 /** The @opentelemetry packages of these module URLs, but the API, which prom-client loads. */
 function loadedOtelPackages(urls: string[]): string[] {
   const packages = urls.map((url) => /\/node_modules\/@opentelemetry\/([^/]+)\//.exec(url)?.[1]);
-  return [...new Set(packages.filter((name) => name !== undefined && name !== 'api'))];
+  return [
+    ...new Set(packages.filter((name): name is string => name !== undefined && name !== 'api')),
+  ];
+}
+
+/** A POST whose body comes a while after its headers, in events of the socket of its own. */
+function postLate(server: ServerProcess, key: string, header: string, body: unknown) {
+  return new Promise<number>((resolve, reject) => {
+    const text = JSON.stringify(body);
+    const sent = httpRequest(`${server.url}/v1/pets`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(text)),
+        traceparent: header,
+      },
+    });
+    sent.once('error', reject);
+    sent.once('response', (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    sent.flushHeaders();
+    setTimeout(() => sent.end(text), 300);
+  });
 }
 
 const childrenOf = (spans: ReceivedSpan[], parent: ReceivedSpan) =>
@@ -126,6 +152,8 @@ describe('tracing on SQLite', () => {
     });
     expect(created.status).toBe(201);
     const { id } = (await created.json()) as { id: number };
+    const late = traceparent();
+    expect(await postLate(server, key, late.header, { name: 'Late', categoryId: 2 })).toBe(201);
     const read = traceparent();
     expect(
       (await send(server, 'GET', `/v1/pets/${id}`, { key, headers: { traceparent: read.header } }))
@@ -159,6 +187,11 @@ describe('tracing on SQLite', () => {
         attributes: expect.objectContaining({ 'db.system.name': 'sqlite', 'db.system': 'sqlite' }),
       }),
     );
+    // The body came in later events of the socket: its work is still the request's child.
+    const latePost = spans.find((s) => s.traceId === late.traceId && s.kind === SERVER_SPAN);
+    expect(childrenOf(spans, latePost as ReceivedSpan).map((s) => s.name)).toEqual([
+      'petstore.storage create',
+    ]);
     const get = spans.find((s) => s.traceId === read.traceId && s.kind === SERVER_SPAN);
     expect(get?.name).toBe('GET /v1/pets/{petId}');
     expect(get?.attributes['http.route']).toBe('/v1/pets/{petId}');
@@ -166,8 +199,8 @@ describe('tracing on SQLite', () => {
     expect(lost?.name).toBe('GET');
     expect(lost?.attributes['http.route']).toBeUndefined();
     expect(lost?.attributes['http.response.status_code']).toBe(404);
-    // Only the three sampled requests were traced; no span names a raw path.
-    expect(spans.filter((s) => s.kind === SERVER_SPAN)).toHaveLength(3);
+    // Only the four sampled requests were traced; no span names a raw path.
+    expect(spans.filter((s) => s.kind === SERVER_SPAN)).toHaveLength(4);
     expect(spans.map((s) => s.name).join(' ')).not.toContain(`/v1/pets/${id}`);
 
     const lines = logLines(server);
@@ -288,11 +321,12 @@ describe.runIf(sharedBackends)(PG_SUITE, () => {
 describe('tracing off', () => {
   it('loads no OpenTelemetry module without the OTEL_* variables, and sends nothing when the exporter is none', async () => {
     const collector = await receiver();
-    for (const env of [
+    const settings: Record<string, string>[] = [
       {},
       { OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint, OTEL_TRACES_EXPORTER: 'none' },
       { OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint, OTEL_SDK_DISABLED: 'true' },
-    ]) {
+    ];
+    for (const env of settings) {
       const databaseUrl = tempDatabaseUrl();
       const key = createKey(databaseUrl);
       const { server, loadedModules } = await start({ DATABASE_URL: databaseUrl, ...env });
