@@ -38,8 +38,16 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ['fastify', '@fastify/*', 'kysely', 'better-sqlite3', 'pg', 'ioredis'],
-              message: 'domain/ stays free of frameworks and storage.',
+              group: [
+                'fastify',
+                '@fastify/*',
+                'kysely',
+                'better-sqlite3',
+                'pg',
+                'ioredis',
+                '@opentelemetry/*',
+              ],
+              message: 'domain/ stays free of frameworks, storage and telemetry.',
             },
             {
               group: ['**/http/**', '**/storage/**', '**/cli/**'],
@@ -93,6 +101,27 @@ export default tseslint.config(
             {
               group: ['**/http/**', '**/cli/**', '**/services.js'],
               message: 'storage/ implements domain ports and knows nothing above them.',
+            },
+            {
+              group: ['@opentelemetry/*', '**/telemetry/tracing*'],
+              message: 'storage/ is traced from outside: src/services.ts decorates its ports.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/telemetry/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/http/**', '**/storage/**', '**/cli/**', '**/services.js'],
+              message:
+                'telemetry/ is told what to observe (src/services.ts wires it); it never reaches into the layers it observes.',
             },
           ],
         },

@@ -1,4 +1,3 @@
-import { BUILD_COMMIT, BUILD_VERSION } from './build-info.js';
 import { type Config, ConfigError, loadConfigFromProcess } from './config/config.js';
 import { buildAdminApp } from './http/admin-app.js';
 import { buildApp } from './http/build-app.js';
@@ -7,6 +6,8 @@ import { ApiServer } from './http/http-server.js';
 import { buildOpsApp } from './http/ops-app.js';
 import { createLogger } from './http/log-options.js';
 import { createServices, type Services } from './services.js';
+import { BUILD_COMMIT, BUILD_VERSION } from './build-info.js';
+import { startTracing } from './telemetry/tracing.js';
 
 function loadConfigOrExit(): Config {
   try {
@@ -57,13 +58,25 @@ async function bootstrapKey(config: Config, services: Services, log: FastifyBase
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger({ level: config.logLevel, ...(await logDestination()) });
-  // First, so that every log of a run says which build wrote it.
   logger.info(
-    { version: BUILD_VERSION, commit: BUILD_COMMIT, node: process.version },
+    {
+      version: BUILD_VERSION,
+      commit: BUILD_COMMIT,
+      node: process.version,
+      tracing: config.tracing ?? 'off',
+    },
     'Pet Adoption Service starting',
   );
-  const services = await createServices(config, { migrate: true, log: logger });
-  const app = await buildApp({ services, logger });
+  const tracing = await startTracing(config.tracing, {
+    version: BUILD_VERSION,
+    commit: BUILD_COMMIT,
+  });
+  const services = await createServices(config, {
+    migrate: true,
+    log: logger,
+    ...(tracing ? { tracing } : {}),
+  });
+  const app = await buildApp({ services, logger, ...(tracing ? { tracing } : {}) });
   await services.startBackgroundWork();
   // The admin API, when ADMIN_PORT is set: its own listener, closed with the pet API's (onClose
   // runs inside app.close(), so before storage closes).
@@ -129,6 +142,18 @@ async function main(): Promise<void> {
       // Writes still waiting for a lock or a stalled disk are answered 503 by the end of the grace
       // period rather than waited for (Storage.close).
       await services.close({ deadlineMs: Math.max(0, stoppedBy - Date.now()) });
+      // The spans of the last requests, still buffered, go out before the process ends, within
+      // what is left of the grace period (a collector that does not answer cannot hold it).
+      if (tracing) {
+        await Promise.race([
+          tracing.shutdown().catch((error: unknown) => {
+            app.log.warn({ err: error }, 'sending the last spans failed');
+          }),
+          new Promise((resolve) =>
+            setTimeout(resolve, Math.max(0, stoppedBy - Date.now())).unref(),
+          ),
+        ]);
+      }
       app.log.info('stopped');
       process.exitCode = forced ? 1 : 0;
     } catch (error) {

@@ -18,6 +18,7 @@ import type {
 } from './domain/ports.js';
 import { RateLimiter } from './domain/rate-limits/rate-limiter.js';
 import { createStorage } from './storage/create-storage.js';
+import type { Tracing } from './telemetry/tracing.js';
 import { MemoryKeyChangeNotifier } from './storage/memory/memory-key-change-notifier.js';
 import { MemoryRateLimitStore } from './storage/memory/memory-rate-limit-store.js';
 import { createMetrics, type Metrics } from './telemetry/metrics.js';
@@ -84,6 +85,8 @@ export interface ServiceOptions {
    */
   metrics?: Metrics;
   log?: ServiceLog;
+  /** Spans around the calls of a request to storage and Redis (src/telemetry/tracing.ts). */
+  tracing?: Pick<Tracing, 'traceCalls'>;
 }
 
 /** Serialized bodies kept per process: enough for the hot pages and pets, bounded whatever the data. */
@@ -154,8 +157,26 @@ export async function createServices(
       dependencies.push({ name: 'redis', backend: 'redis', ping: () => store.ping() });
     }
     const apiKeys = new ApiKeyService(storage.apiKeys, clock, config.environment, keyChanges);
-    const pets = new PetService(storage.pets, storage.idempotency, clock);
-    const limiter = new RateLimiter(rateLimits, clock, {
+    // Decorated here, so that storage/ and the Redis stores need know nothing of tracing.
+    const tracing = options.tracing;
+    const petStore = tracing
+      ? tracing.traceCalls(
+          storage.pets,
+          {
+            component: 'petstore.storage',
+            system: storage.backend === 'postgres' ? 'postgresql' : 'sqlite',
+          },
+          ['create', 'createIdempotent', 'get', 'list'],
+        )
+      : storage.pets;
+    const limits =
+      tracing && rateLimits.backend === 'redis'
+        ? tracing.traceCalls(rateLimits, { component: 'petstore.redis', system: 'redis' }, [
+            'consume',
+          ])
+        : rateLimits;
+    const pets = new PetService(petStore, storage.idempotency, clock);
+    const limiter = new RateLimiter(limits, clock, {
       after: config.banAfter,
       durationMs: config.banSeconds * 1000,
     });

@@ -118,6 +118,64 @@ export interface Config {
   readonly ops: OpsListenerConfig | undefined;
   /** DOCS=off: no /docs page (its OpenAPI document is still served). */
   readonly docs: boolean;
+  /** LOG_SAMPLE_SUCCESS: the share of 2xx/3xx request lines kept (4xx/5xx always are); 0..1. */
+  readonly logSampleSuccess: number;
+  /** OpenTelemetry traces from the standard OTEL_* variables; undefined, the default, is off. */
+  readonly tracing: TracingConfig | undefined;
+}
+
+/** The OTEL_TRACES_SAMPLER values of the OpenTelemetry specification. */
+export const TRACE_SAMPLERS = [
+  'always_on',
+  'always_off',
+  'traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+] as const;
+
+export interface TracingConfig {
+  readonly protocol: 'http/protobuf' | 'http/json';
+  readonly sampler: (typeof TRACE_SAMPLERS)[number];
+  /** OTEL_TRACES_SAMPLER_ARG for the ratio samplers (1 when unset, as the specification says). */
+  readonly ratio: number;
+}
+
+/**
+ * On only when an exporter is named or given an address, as the OpenTelemetry SDKs read these
+ * variables, so that an instance with none of them loads no tracing code at all. The exporter
+ * reads the address, headers and timeout itself (OTEL_EXPORTER_OTLP_*), the resource detector
+ * OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES; what is read here decides whether and how.
+ */
+function tracing(env: Env): TracingConfig | undefined {
+  // The specification's boolean: true in any case is true, anything else false.
+  if (read(env, 'OTEL_SDK_DISABLED')?.toLowerCase() === 'true') return;
+  const exporter = read(env, 'OTEL_TRACES_EXPORTER');
+  if (exporter !== undefined && exporter !== 'otlp' && exporter !== 'none') {
+    fail('OTEL_TRACES_EXPORTER', 'otlp or none', exporter);
+  }
+  const endpoint =
+    read(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT') ?? read(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
+  if (exporter === 'none' || (exporter === undefined && endpoint === undefined)) return;
+  const protocolVariable =
+    read(env, 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') === undefined
+      ? 'OTEL_EXPORTER_OTLP_PROTOCOL'
+      : 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL';
+  const protocols = ['http/protobuf', 'http/json'] as const;
+  const sampler = oneOf(env, 'OTEL_TRACES_SAMPLER', TRACE_SAMPLERS, 'parentbased_always_on');
+  return Object.freeze({
+    protocol: oneOf(env, protocolVariable, protocols, 'http/protobuf'),
+    sampler,
+    ratio: fraction(env, 'OTEL_TRACES_SAMPLER_ARG', 1),
+  });
+}
+
+function fraction(env: Env, name: string, fallback: number): number {
+  const raw = read(env, name);
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!/^\d*\.?\d+$/.test(raw) || value > 1) fail(name, 'a number from 0 to 1', raw);
+  return value;
 }
 
 /** Where the operations endpoints listen: never on the pet API's nor the admin API's port. */
@@ -397,6 +455,8 @@ export function loadConfig(env: Env): Config {
     ops: opsListener(env, port, admin),
     docs: oneOf(env, 'DOCS', ['on', 'off'] as const, 'on') === 'on',
     keyLife: keyLife(env),
+    logSampleSuccess: fraction(env, 'LOG_SAMPLE_SUCCESS', 1),
+    tracing: tracing(env),
   });
 }
 

@@ -7,6 +7,7 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import type { Config } from '../config/config.js';
+import type { RequestTracing } from '../telemetry/tracing.js';
 import { handleError } from './errors/error-handler.js';
 import {
   answerClientError,
@@ -39,6 +40,8 @@ export interface BaseAppOptions {
   beforeFrameworkError?: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
   /** Headers for the refusals Node makes before routing (431, bad framing, 408), by address. */
   clientErrorHeaders?: RateLimitLines;
+  /** A span per request, and its trace id on every log line of it; absent, the default, is off. */
+  tracing?: RequestTracing;
 }
 
 /** A hop count means: trust that many proxies nearest to us (what proxy-addr does with a number). */
@@ -55,19 +58,36 @@ function trustProxyOption(
  * method a path does not serve. The caller adds its scope's hooks and routes.
  */
 export async function createBaseApp(options: BaseAppOptions): Promise<FastifyInstance> {
-  const { config, logger, beforeFrameworkError } = options;
+  const { config, logger, beforeFrameworkError, tracing } = options;
+  const serverFactory = apiServerFactory({
+    limits: config.connections,
+    timeouts: config.timeouts,
+    onRefused: (cap, address) => options.onConnectionRefused(app, cap, address),
+  });
   const app = Fastify({
-    serverFactory: apiServerFactory({
-      limits: config.connections,
-      timeouts: config.timeouts,
-      onRefused: (cap, address) => options.onConnectionRefused(app, cap, address),
-    }),
+    // With tracing, everything Fastify does for a request runs inside the request's span.
+    serverFactory: tracing
+      ? (handler, opts) =>
+          serverFactory(
+            (request, response) =>
+              tracing.aroundRequest(request, response, () => handler(request, response)),
+            opts,
+          )
+      : serverFactory,
+    ...(tracing
+      ? {
+          childLoggerFactory: (parent, bindings, opts, request) => {
+            const traceId = tracing.traceIdOf(request);
+            return parent.child(traceId === undefined ? bindings : { ...bindings, traceId }, opts);
+          },
+        }
+      : {}),
     // While closing, a request that still reaches a route (on a connection kept open to finish
     // one in flight) is served normally, with Connection: close, rather than Fastify's own 503.
     return503OnClosing: false,
     ...(logger ? { loggerInstance: logger } : { logger: false }),
     genReqId: genRequestId,
-    // Per-request lines come from the access-log plugin, at debug level.
+    // Per-request lines come from the access-log plugin.
     logController: new LogController({
       requestIdLogLabel: 'requestId',
       disableRequestLogging: true,
@@ -93,7 +113,7 @@ export async function createBaseApp(options: BaseAppOptions): Promise<FastifyIns
   });
   await app.register(jsonBodyPlugin);
   await app.register(requestIdPlugin);
-  await app.register(accessLogPlugin);
+  await app.register(accessLogPlugin, { sampleSuccess: config.logSampleSuccess });
   await app.register(securityHeadersPlugin);
   await app.register(hostHeaderPlugin);
   return app;

@@ -6,6 +6,7 @@ import type { PetService } from '../domain/pets/pet-service.js';
 import type { StoreCopies } from '../domain/pets/store-copies.js';
 import type { Dependency } from '../domain/ports.js';
 import { collectProcessMetrics, type Metrics } from '../telemetry/metrics.js';
+import type { RequestTracing } from '../telemetry/tracing.js';
 import { createGuard } from './api-key-guard.js';
 import { createBaseApp } from './base-app.js';
 import { ErrorSchema } from './errors/error.schema.js';
@@ -18,6 +19,7 @@ import { Readiness } from './readiness.js';
 import { RATE_LIMIT_HEADER_NAMES, rateLimitHeaderLines } from './rate-limit-headers.js';
 import { API_SCOPE, isUnder, OPERATIONS_ENDPOINTS } from './scopes.js';
 import { registerHealth } from './routes/health.route.js';
+import { routeTemplate } from './route-template.js';
 import { NewPetSchema, PetSchema, PetsSchema, PetStatusSchema } from './routes/pets/pet.schema.js';
 import { v1Routes } from './routes/v1.routes.js';
 import { refuseOtherMethods } from './methods.js';
@@ -43,6 +45,8 @@ export interface AppDependencies {
   services: AppServices;
   /** The process's logger (createLogger); absent means no logging. */
   logger?: FastifyBaseLogger;
+  /** Traces (src/telemetry/tracing.ts) when the OTEL_* variables turn them on. */
+  tracing?: RequestTracing;
 }
 
 const GET_HEAD = ['GET', 'HEAD'];
@@ -58,6 +62,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const app = await createBaseApp({
     config,
     ...(deps.logger ? { logger: deps.logger } : {}),
+    ...(deps.tracing ? { tracing: deps.tracing } : {}),
     schemas: SHARED_SCHEMAS as JsonSchema[],
     onConnectionRefused: (self, cap, address) => {
       metrics.connectionsRefused.inc({ cap });
@@ -72,6 +77,18 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     },
   });
   app.decorateRequest('apiKey', undefined);
+  const tracing = deps.tracing;
+  if (tracing) {
+    app.addHook('onResponse', (request, reply, done) => {
+      tracing.answered(request.raw, {
+        method: request.method,
+        route: routeTemplate(request),
+        status: reply.statusCode,
+        keyId: request.apiKey?.id,
+      });
+      done();
+    });
+  }
   if (config.corsOrigins.length > 0) {
     const { default: cors } = await import('@fastify/cors');
     await app.register(cors, {

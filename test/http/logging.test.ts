@@ -16,6 +16,16 @@ const server = useServer({
 });
 const parsed = () => lines.map((l) => JSON.parse(l) as Record<string, unknown>);
 
+/** Every 2xx/3xx line dropped (LOG_SAMPLE_SUCCESS=0); 4xx and 5xx lines are kept whatever it says. */
+const sampledLines: string[] = [];
+const sampled = useServer({ logLines: sampledLines, env: { LOG_SAMPLE_SUCCESS: '0' } });
+
+const INFO = 30;
+const requestLines = (from: string[], requestId: string) =>
+  from
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((l) => l.requestId === requestId && l.msg === 'request completed');
+
 describe('request logs', () => {
   it('carry the request id on every line of a request and never the API key', async () => {
     const { key } = await server().createKey();
@@ -112,5 +122,72 @@ describe('request logs', () => {
     expect(headers?.['x-api-key']).toBe('pa_live_[redacted]');
     expect(lines.join('\n')).not.toContain(key.slice(8));
     expect(lines.join('\n')).not.toContain('s3cr3t');
+  });
+
+  it('write one line at info per request with method, route template, status, duration and key id, never the URL of a route', async () => {
+    const { key, id } = await server().createKey();
+    const created = await call(server(), 'POST', '/v1/pets', {
+      key,
+      body: { name: 'Logged at info', categoryId: 1 },
+      headers: { 'x-request-id': 'log-info-1' },
+    });
+    expect(created.status).toBe(201);
+    const petId = (created.body as { id: number }).id;
+    const read = await call(server(), 'GET', `/v1/pets/${petId}?api_key=${key}`, {
+      key,
+      headers: { 'x-request-id': 'log-info-2' },
+    });
+    expect(read.status).toBe(200);
+
+    const [post] = requestLines(lines, 'log-info-1');
+    expect(post).toMatchObject({
+      level: INFO,
+      method: 'POST',
+      route: '/v1/pets',
+      status: 201,
+      keyId: id,
+      durationMs: expect.any(Number),
+    });
+    expect(requestLines(lines, 'log-info-2')).toEqual([
+      expect.objectContaining({ level: INFO, route: '/v1/pets/{petId}', status: 200, keyId: id }),
+    ]);
+    const line = JSON.stringify(requestLines(lines, 'log-info-2'));
+    expect(line).not.toContain(`/v1/pets/${petId}`);
+    expect(line).not.toContain(key.slice(8));
+    expect(post?.url).toBeUndefined();
+  });
+
+  it('write the request line of an unmatched path with the URL as logged elsewhere: keys masked, only the interface parameters', async () => {
+    const { key } = await server().createKey();
+    const res = await call(server(), 'GET', `/v1/nothing/${key}?limit=3&api_key=${key}`, {
+      key,
+      headers: { 'x-request-id': 'log-info-3' },
+    });
+    expect(res.status).toBe(404);
+    const [line] = requestLines(lines, 'log-info-3');
+    expect(line).toMatchObject({ level: INFO, status: 404, method: 'GET' });
+    expect(line?.route).toBeUndefined();
+    expect(line?.url).toBe('/v1/nothing/pa_live_[redacted]?limit=3 (+1 other parameters)');
+  });
+
+  it('drop successful request lines with LOG_SAMPLE_SUCCESS=0 and keep every 4xx line', async () => {
+    const { key } = await sampled().createKey();
+    for (let i = 0; i < 5; i += 1) {
+      const ok = await call(sampled(), 'GET', '/v1/pets', {
+        key,
+        headers: { 'x-request-id': `sampled-ok-${i}` },
+      });
+      expect(ok.status).toBe(200);
+      const refused = await call(sampled(), 'GET', '/v1/pets', {
+        headers: { 'x-request-id': `sampled-401-${i}` },
+      });
+      expect(refused.status).toBe(401);
+    }
+    for (let i = 0; i < 5; i += 1) {
+      expect(requestLines(sampledLines, `sampled-ok-${i}`)).toEqual([]);
+      expect(requestLines(sampledLines, `sampled-401-${i}`)).toEqual([
+        expect.objectContaining({ status: 401, route: '/v1/pets' }),
+      ]);
+    }
   });
 });
