@@ -85,6 +85,7 @@ describe.skipIf(!asked || (!tools && !inCi))('deploy/Containerfile built with bu
   let server: ChildProcess | undefined;
   let serverOutput = '';
   let createdAt = 0;
+  let key = '';
 
   beforeAll(async () => {
     expect(
@@ -180,7 +181,7 @@ describe.skipIf(!asked || (!tools && !inCi))('deploy/Containerfile built with bu
       },
     );
     expect(created.status, created.stderr).toBe(0);
-    const key = created.stdout.trim().split('\n').at(-1) ?? '';
+    key = created.stdout.trim().split('\n').at(-1) ?? '';
     expect(key).toMatch(/^\S{20,}$/);
 
     server = spawn('buildah', run(config.Cmd), { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -222,6 +223,26 @@ describe.skipIf(!asked || (!tools && !inCi))('deploy/Containerfile built with bu
     expect(test[0]).toBe('CMD');
     const check = spawnSync('buildah', run(test.slice(1)), { encoding: 'utf8' });
     expect(check.status, check.stderr).toBe(0);
+  }, 60_000);
+
+  it("passes the post-deploy check, run by the image's own CLI against the image's server", () => {
+    // The check compares the served OpenAPI document and version with the ones this image was
+    // built with, so it proves the image serves its own build, not only that something answers.
+    const check = spawnSync(
+      'buildah',
+      run([
+        'node',
+        'dist/cli/main.js',
+        'check',
+        `http://127.0.0.1:${port}`,
+        '--key',
+        key,
+        '--allow-writes',
+      ]),
+      { encoding: 'utf8' },
+    );
+    expect(check.status, `${check.stdout}\n${check.stderr}`).toBe(0);
+    expect(check.stdout).toMatch(/openapi/i);
   }, 60_000);
 
   it('wrote nothing outside /data, so a read-only root file system holds', () => {
