@@ -31,9 +31,9 @@ export interface SoakLoadConfig {
   requestsPerScannerAddress: number;
   maxInFlight: number;
   /**
-   * Requests without a valid key carry a made-up X-Forwarded-For (the service trusts the header):
-   * junk of up to 12 KB, or a random IPv4 or IPv6 address. The junk must count against the
-   * connection's address and never be kept; the addresses each get an entry, within the bound.
+   * Every request carries a made-up X-Forwarded-For (the service trusts the header): junk of up
+   * to 12 KB, or a random IPv4 or IPv6 address. The junk must count against the connection's
+   * address and never be kept; the addresses each get an entry, within the bound.
    */
   hostileForwardedFor?: boolean;
 }
@@ -154,7 +154,7 @@ function run(config: SoakLoadConfig): void {
     }
     headers.authorization = `Bearer ${token}`;
     const scanner = kind !== 'list';
-    if (scanner && config.hostileForwardedFor === true) {
+    if (config.hostileForwardedFor === true) {
       headers['x-forwarded-for'] = hostileForwardedFor(n);
     }
     let agent: Agent | false;

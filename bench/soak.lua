@@ -1,13 +1,15 @@
 -- The keyed traffic of `npm run soak` (bench/README.md, "Soak"), for wrk, one interval per run:
---   wrk -t1 -cN -dSECONDS -s bench/soak.lua URL -- PETS KEYS_FILE DELAY_MS RUN_TAG
+--   wrk -t1 -cN -dSECONDS -s bench/soak.lua URL -- PETS KEYS_FILE DELAY_MS RUN_TAG [hostile-forwarded-for]
 -- Paced: each connection waits DELAY_MS (fractional, rounded at random to whole ms, which is what
 -- wrk's delay() takes) before each request, so N connections send about N / (DELAY_MS + latency)
 -- requests a second; bench/soak.ts adjusts DELAY_MS between runs to hold its target rate.
 -- Keys are taken round-robin from KEYS_FILE (one a line); the first key sends every
 -- Idempotency-Key, each unique to RUN_TAG and this run, so their records accumulate.
+-- With hostile-forwarded-for (the service runs with TRUST_PROXY=true), every request carries a
+-- made-up X-Forwarded-For, new each time: junk of up to 4 KB, or a random IPv4 or IPv6 address.
 -- done() prints BENCH_RESULT {json}, as bench/load.lua does.
 
-local pets, delayMs, runTag
+local pets, delayMs, runTag, hostile
 local keys = {}
 local n, idempotent = 0, 0
 local nextPages = {}
@@ -38,6 +40,7 @@ end
 
 function init(args)
   pets, delayMs, runTag = tonumber(args[1]), tonumber(args[3]), args[4]
+  hostile = args[5] == "hostile-forwarded-for"
   for line in io.lines(args[2]) do
     if line ~= "" then keys[#keys + 1] = line end
   end
@@ -50,8 +53,22 @@ function delay()
   return whole
 end
 
+-- A third junk of random length (up to 4 KB), a third IPv4, a third IPv6; new every request.
+local function forwardedFor()
+  local pick = n % 3
+  if pick == 0 then
+    return "junk-" .. n .. "-" .. string.rep("x", math.random(0, 4096))
+  elseif pick == 1 then
+    return string.format("%d.%d.%d.%d", math.random(0, 223), math.random(0, 255),
+      math.random(0, 255), math.random(0, 255))
+  end
+  return string.format("2001:db8:%x:%x::%x", math.random(0, 65535), math.random(0, 65535),
+    math.random(0, 65535))
+end
+
 local function headersFor(key, extra)
   local headers = { ["Authorization"] = "Bearer " .. key }
+  if hostile then headers["X-Forwarded-For"] = forwardedFor() end
   if extra then for k, v in pairs(extra) do headers[k] = v end end
   return headers
 end

@@ -71,9 +71,10 @@ const USAGE = `Usage: npm run soak -- [options]
   --pets N               pets seeded before the run (default 10000)
   --keys N               active keys created before the run (default 300; 20 more are revoked)
   --new-keys-per-minute N  keys created during the run, joining the rotation (default 30)
-  --hostile-forwarded-for  the service runs with TRUST_PROXY=true, and every request without a
-                         valid key carries a made-up X-Forwarded-For: junk up to 12 KB, or a
-                         random IPv4 or IPv6 address (RSS must stay flat all the same)
+  --hostile-forwarded-for  the service runs with TRUST_PROXY=true, and every request (keyed or
+                         not, wrk's and the generator's) carries a made-up X-Forwarded-For:
+                         junk up to 12 KB (generator) or 4 KB (wrk), or a random IPv4 or IPv6
+                         address, new each time (RSS must stay flat all the same)
   --expired-records N    idempotency records aged past retention, inserted before the start to
                          show the purge at work (default 5000)
 `;
@@ -393,7 +394,13 @@ async function main(options: Options): Promise<void> {
         connections,
         durationSeconds: seconds,
         headers: [],
-        scriptArgs: [String(options.pets), keysFile, delayMs.toFixed(3), `${runTag}-${tag}`],
+        scriptArgs: [
+          String(options.pets),
+          keysFile,
+          delayMs.toFixed(3),
+          `${runTag}-${tag}`,
+          options.hostileForwardedFor ? 'hostile-forwarded-for' : '',
+        ],
       });
     };
 

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -17,15 +17,30 @@ import type { ServerProcess } from '../helpers/server-process.js';
 
 /**
  * Writes that cannot succeed on SQLite (issue 19 item 2): a full disk (a 4 MiB tmpfs filled up)
- * and database files made immutable (chattr +i). Creates are answered 503 `unavailable` with
+ * and database files made immutable (chattr +i, on a loop-mounted ext4 image). Creates are answered 503 `unavailable` with
  * Retry-After, never 500; /healthz stays fast; /readyz says not ready while writes fail and ready
- * again by itself once they can succeed; no acknowledged pet is lost. Needs root (mount, chattr);
+ * again by itself once they can succeed; no acknowledged pet is lost. Needs root (mount, a loop device, chattr);
  * runs the built server.
  */
 
 const isRoot = process.getuid?.() === 0;
+/** A loop device and mkfs.ext4, for the immutable-files test; said plainly when missing. */
+const ext4Missing = (() => {
+  if (!isRoot) return 'needs root';
+  if (!existsSync('/dev/loop-control')) return 'no loop device (/dev/loop-control)';
+  try {
+    execFileSync('mkfs.ext4', ['-V'], { stdio: 'ignore' });
+    return undefined;
+  } catch {
+    return 'no mkfs.ext4';
+  }
+})();
+if (isRoot && ext4Missing !== undefined) {
+  console.warn(`bad-days.sqlite-disk: immutable-files test skipped: ${ext4Missing}`);
+}
 const running: ServerProcess[] = [];
 const mounts: string[] = [];
+const images: string[] = [];
 afterEach(() => {
   for (const server of running.splice(0)) {
     if (server.child.exitCode === null) server.child.kill('SIGKILL');
@@ -34,12 +49,28 @@ afterEach(() => {
     execFileSync('sh', ['-c', `chattr -i ${dir}/* 2>/dev/null; umount -l ${dir}`]);
     rmSync(dir, { recursive: true, force: true });
   }
+  for (const image of images.splice(0)) rmSync(image, { force: true });
 });
 
-/** A small tmpfs of its own: filling it fills no one else's disk, and it supports chattr. */
+/** A small tmpfs of its own: filling it fills no one else's disk. */
 function smallDisk(): string {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-disk-'));
   execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', dir]);
+  mounts.push(dir);
+  return dir;
+}
+
+/**
+ * A 16 MiB ext4 file system in an image file of its own, loop-mounted: ext4 checks the immutable
+ * flag on every write, as a production disk would (tmpfs only when a file is opened).
+ */
+function ext4Disk(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-ext4-'));
+  const image = `${dir}.img`;
+  images.push(image);
+  execFileSync('truncate', ['-s', '16M', image]);
+  execFileSync('mkfs.ext4', ['-q', image]);
+  execFileSync('mount', ['-o', 'loop', image, dir]);
   mounts.push(dir);
   return dir;
 }
@@ -98,30 +129,40 @@ describe.skipIf(!isRoot)('SQLite writes that cannot succeed', () => {
     await expectRecovered(server, key, probes.health, after, [...before, ...during, ...after]);
   }, 30_000);
 
-  it('immutable database files: never a 500, nothing acknowledged lost, ready after', async () => {
-    const dir = smallDisk();
-    const path = join(dir, 'pets.db');
-    const { server, key } = await startServer(`sqlite:${path}`);
-    running.push(server);
-    const before = await creates(server.url, key, 'before', 3);
-    writeFileSync(join(dir, 'probe'), '');
-    execFileSync('chattr', ['+i', path, `${path}-wal`]);
-    const probes = probeHealth(server.url);
-    const during = await creates(server.url, key, 'immutable', 4);
-    console.log(`immutable, during: ${during.map((c) => `${c.status}:${c.code}`).join(',')}`);
-    execFileSync('chattr', ['-i', path, `${path}-wal`]);
-    const readyAgainMs = await untilReady(server.url, 200, 10_000);
-    const after = await creates(server.url, key, 'after', 3);
-    await probes.stop();
-    console.log(
-      `immutable: ${during.length} creates, statuses ${during.map((c) => c.status ?? c.error).join(',')}; ` +
-        `ready ${readyAgainMs} ms after chattr -i; ` +
-        `slowest /healthz ${Math.round(Math.max(...probes.health.map((p) => p.ms)))} ms`,
-    );
+  it.skipIf(ext4Missing !== undefined)(
+    'immutable database files: 503 with Retry-After, not ready, and back by itself after chattr -i',
+    async () => {
+      const dir = ext4Disk();
+      const path = join(dir, 'pets.db');
+      const { server, key } = await startServer(`sqlite:${path}`);
+      running.push(server);
+      const before = await creates(server.url, key, 'before', 3);
+      const probes = probeHealth(server.url);
+      // The -shm file is left writable: SQLite maps it, and a store into a mapped page of an
+      // immutable file on ext4 is a SIGBUS that kills the process (seen; SQLite cannot catch it).
+      execFileSync('chattr', ['+i', path, `${path}-wal`]);
+      const during = await creates(server.url, key, 'immutable', 4);
+      const notReadyMs = await untilReady(server.url, 503, 5_000);
+      const stillRefused = await creates(server.url, key, 'still immutable', 2);
+      execFileSync('chattr', ['-i', path, `${path}-wal`]);
+      const readyAgainMs = await untilReady(server.url, 200, 10_000);
+      const after = await creates(server.url, key, 'after', 3);
+      await probes.stop();
+      const refused = [...during, ...stillRefused];
+      console.log(
+        `immutable: ${refused.length} creates, ${refused.map((c) => `${c.status ?? c.error}:${c.code}:${c.retryAfter}`).join(',')}; ` +
+          `not ready after ${notReadyMs} ms, ready again ${readyAgainMs} ms after chattr -i; ` +
+          `/readyz 503 x ${probes.ready.filter((p) => p.status === 503).length}; ` +
+          `slowest /healthz ${Math.round(Math.max(...probes.health.map((p) => p.ms)))} ms`,
+      );
 
-    // The commit worker keeps its files open, and Linux checks the immutable flag when a file is
-    // opened for writing: its writes still land (and are kept). Whatever comes, never a 500.
-    expectRefusedAsOutage(during);
-    await expectRecovered(server, key, probes.health, after, [...before, ...during, ...after]);
-  }, 30_000);
+      // ext4 refuses writes to an immutable file also through descriptors opened before (tmpfs
+      // does not: the commit worker's writes would still land there, hence the ext4 image).
+      expectRefusedAsOutage(refused);
+      expect(refused.every((c) => c.status === 503)).toBe(true);
+      expect(probes.ready.some((p) => p.status === 503)).toBe(true);
+      await expectRecovered(server, key, probes.health, after, [...before, ...after]);
+    },
+    30_000,
+  );
 });
