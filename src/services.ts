@@ -122,7 +122,11 @@ export async function createServices(
     let rateLimits = options.rateLimits;
     if (rateLimits === undefined) {
       rateLimits = redis
-        ? await redis.createRedisRateLimitStore(redis.config, { onError: onRedisError })
+        ? await redis.createRedisRateLimitStore(
+            redis.config,
+            { onError: onRedisError },
+            { time: 'redis' },
+          )
         : new MemoryRateLimitStore(clock);
       owned.push(rateLimits);
     }
@@ -209,6 +213,10 @@ export async function createServices(
         idempotency: adminIdempotency,
       },
       async startBackgroundWork() {
+        // A changed key's leased quota and known ban are dropped with its cached record.
+        await keyChanges
+          .subscribe((id) => void limiter.keyChanged(id).catch(() => undefined))
+          .catch(() => undefined);
         await apiKeys.listenForChanges().catch((error: unknown) => {
           // The key cache lifetime still bounds how long a change takes to be seen.
           log?.warn({ err: error }, 'cannot listen for key changes; relying on the key cache');
