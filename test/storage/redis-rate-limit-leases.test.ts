@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RedisConfig } from '../../src/config/config.js';
 import type { ConsumeOutcome, LimitWindow } from '../../src/domain/ports.js';
@@ -29,13 +28,6 @@ const subject = () => `key:${randomUUID()}`;
 const BANS = { after: 2, durationMs: 60_000 };
 const allowed = (outcomes: ConsumeOutcome[]) => outcomes.filter((o) => o.kind === 'allowed');
 
-/** CPU time (ms) the process has used, user and system, from /proc. */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  // utime and stime are fields 14 and 15 of stat, 12 and 13 after the command's closing paren.
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-}
-
 if (await requireService('redis', SUITE)) {
   describe(SUITE, () => {
     let redis: PrivateRedis;
@@ -63,12 +55,7 @@ if (await requireService('redis', SUITE)) {
     beforeAll(async () => {
       redis = await PrivateRedis.start();
       config = testRedisConfig({ url: redis.url });
-      const admin = adminClient(redis.url);
-      try {
-        pid = Number(/process_id:(\d+)/.exec(await admin.info('server'))?.[1]);
-      } finally {
-        admin.disconnect();
-      }
+      pid = await redis.pid();
     });
     afterAll(async () => {
       await Promise.allSettled(opened.map((store) => store.close()));
@@ -226,7 +213,7 @@ if (await requireService('redis', SUITE)) {
           limits: LimitWindow[],
           requests: number,
         ) => {
-          const start = cpuMs(pid);
+          const start = PrivateRedis.cpuMs(pid);
           await Promise.all(
             Array.from({ length: 50 }, async (_, worker) => {
               for (let i = 0; i < requests / 50; i++) {
@@ -235,7 +222,7 @@ if (await requireService('redis', SUITE)) {
               void worker;
             }),
           );
-          return ((cpuMs(pid) - start) * 1000) / requests;
+          return ((PrivateRedis.cpuMs(pid) - start) * 1000) / requests;
         };
         // One script run per request (a limit too small to lease), the cost before leases.
         // 100 subjects, each asked 100 times: all allowed, each one script run.

@@ -70,8 +70,10 @@ export function leaseCap(windows: readonly LimitWindow[]): number {
 export function nextLeaseSize(state: SubjectState, cap: number, monotonicNow: number): number {
   if (cap <= 1) return 1;
   const elapsed = Math.max(1, monotonicNow - state.leasedAt);
-  const wanted = Math.ceil((state.served * LEASE_TARGET_MS) / elapsed);
-  return Math.max(1, Math.min(cap, wanted, state.size * LEASE_GROWTH));
+  // At least a tenth of the largest lease once the subject is busy: a slow instance among fast
+  // ones still asks Redis rarely, and what it may strand stays a tenth of a percent of the limit.
+  const wanted = Math.max(Math.ceil((state.served * LEASE_TARGET_MS) / elapsed), cap / 10);
+  return Math.max(1, Math.floor(Math.min(cap, wanted, state.size * LEASE_GROWTH)));
 }
 
 /** Whether the lease covers a request with these windows at `now` (the shared clock). */
