@@ -117,7 +117,7 @@ if (await requireService('redis', SUITE)) {
         );
         const keyId = randomUUID();
         const ban = { after: 0, durationMs: 600_000 };
-        const request = { subject: `key:${keyId}`, windows: windows(1, 100), now: 0, ban };
+        const request = { subject: `key:${keyId}`, windows: windows(1, 100), now: Date.now(), ban };
         for (let i = 0; i < 3; i++) await serving.consume(request);
         await expect(serving.consume(request)).resolves.toMatchObject({ kind: 'banned' });
         await unbanning.liftBan(keyId);
