@@ -125,7 +125,8 @@ export async function createServices(
         ? await redis.createRedisRateLimitStore(
             redis.config,
             { onError: onRedisError },
-            { time: 'redis' },
+            // A clock passed in (tests) owns time; a server's windows follow Redis's clock.
+            { time: options.clock ? 'caller' : 'redis' },
           )
         : new MemoryRateLimitStore(clock);
       owned.push(rateLimits);
@@ -148,6 +149,11 @@ export async function createServices(
       after: config.banAfter,
       durationMs: config.banSeconds * 1000,
     });
+    // A changed key's leased quota and known ban are dropped at once (also in tests' servers,
+    // which run no background work); while Redis is down the notifier subscribes when it returns.
+    await keyChanges
+      .subscribe((id) => void limiter.keyChanged(id).catch(() => undefined))
+      .catch(() => undefined);
     const copies = new StoreCopies(storage.generation, {
       budgets: COPY_BUDGET_BYTES,
       onDropped: ({ from, to, copies: dropped }) =>
@@ -213,10 +219,6 @@ export async function createServices(
         idempotency: adminIdempotency,
       },
       async startBackgroundWork() {
-        // A changed key's leased quota and known ban are dropped with its cached record.
-        await keyChanges
-          .subscribe((id) => void limiter.keyChanged(id).catch(() => undefined))
-          .catch(() => undefined);
         await apiKeys.listenForChanges().catch((error: unknown) => {
           // The key cache lifetime still bounds how long a change takes to be seen.
           log?.warn({ err: error }, 'cannot listen for key changes; relying on the key cache');

@@ -10,6 +10,12 @@ export const MAX_LEASE_SHARE = 1 / 100;
 export const LEASE_TARGET_MS = 200;
 /** A lease grows at most this many times over the last one, so a burst does not lease at once. */
 const LEASE_GROWTH = 4;
+/**
+ * A lease is spent only this long after Redis last answered this instance: while Redis does not
+ * answer, an instance serves at most what it holds for this long, then fails closed (503) like
+ * every other. Busy keys lease again well within it; quieter ones ask Redis when it has passed.
+ */
+export const LEASE_TRUST_MS = 250;
 /** A lease unused this long is given back, so idle instances do not sit on quota. */
 export const LEASE_IDLE_MS = 1_000;
 /** Subjects remembered at most; past it the least recently used are dropped (and given back). */

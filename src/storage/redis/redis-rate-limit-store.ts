@@ -18,6 +18,7 @@ import {
   floorsAfter,
   type Lease,
   LEASE_IDLE_MS,
+  LEASE_TRUST_MS,
   leaseCap,
   leaseFits,
   leaseOf,
@@ -82,6 +83,8 @@ export class RedisRateLimitStore implements RateLimitStore {
   /** By subject, least recently used first. */
   private readonly subjects = new Map<string, SubjectState>();
   private readonly timer: NodeJS.Timeout;
+  /** When Redis last answered a script (monotonic ms). */
+  private lastAnswerAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     client: Redis,
@@ -105,7 +108,12 @@ export class RedisRateLimitStore implements RateLimitStore {
         state.ban = undefined;
       }
       const lease = state.lease;
-      if (lease !== undefined && lease.left > 0 && leaseFits(lease, windows, now)) {
+      if (
+        lease !== undefined &&
+        lease.left > 0 &&
+        leaseFits(lease, windows, now) &&
+        this.answering()
+      ) {
         lease.left -= 1;
         state.served += 1;
         state.touchedAt = performance.now();
@@ -114,15 +122,20 @@ export class RedisRateLimitStore implements RateLimitStore {
       const cap = leaseCap(windows);
       // With leases of one request each, concurrent requests ask Redis each, as before leases.
       if (cap > 1 && state.pending !== undefined) {
-        await state.pending.catch(() => undefined);
+        await state.pending;
         continue;
       }
       const asked = this.lease(subject, state, request, cap);
       if (cap > 1) {
-        const pending = asked.finally(() => {
+        // Settles with the lease, never rejects: the waiters only need to know it is over.
+        const pending: Promise<unknown> = asked.then(
+          () => undefined,
+          () => undefined,
+        );
+        state.pending = pending;
+        void pending.then(() => {
           if (state.pending === pending) state.pending = undefined;
         });
-        state.pending = pending;
       }
       return await asked;
     }
@@ -276,6 +289,11 @@ export class RedisRateLimitStore implements RateLimitStore {
     return state;
   }
 
+  /** Whether Redis answered lately on a connection still up: leases are spent only then. */
+  private answering(): boolean {
+    return this.client.status === 'ready' && performance.now() - this.lastAnswerAt < LEASE_TRUST_MS;
+  }
+
   private timeOf(callerNow: number): number {
     return this.now ? this.now() : callerNow;
   }
@@ -289,6 +307,7 @@ export class RedisRateLimitStore implements RateLimitStore {
    * by the round trip, never behind, so a lease or a ban ends here no later than in Redis.
    */
   private sawTime(serverNow: number, sentAt: number): number {
+    this.lastAnswerAt = performance.now();
     if (this.serverTime) this.offset = serverNow - sentAt;
     return serverNow;
   }
