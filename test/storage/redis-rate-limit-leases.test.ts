@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RedisConfig } from '../../src/config/config.js';
+import { DependencyUnavailableError } from '../../src/domain/errors.js';
 import type { ConsumeOutcome, LimitWindow } from '../../src/domain/ports.js';
 import { RateLimiter } from '../../src/domain/rate-limits/rate-limiter.js';
 import {
@@ -233,6 +234,24 @@ if (await requireService('redis', SUITE)) {
           `[leases] Redis CPU per request: ${each.toFixed(1)} us one script each, ${leased.toFixed(2)} us leased`,
         );
         expect(leased).toBeLessThanOrEqual(5);
+      });
+    });
+
+    describe('failing closed', () => {
+      it('spends no lease once Redis has not answered for 250 ms', async () => {
+        const store = await open();
+        const who = subject();
+        const request = { subject: who, windows: windows(1_000_000, 10_000_000), now: T0 };
+        for (let i = 0; i < 100; i++) await store.consume(request);
+        // The lease holds more, but Redis stops answering...
+        redis.pause();
+        try {
+          await new Promise((r) => setTimeout(r, 300));
+          await expect(store.consume(request)).rejects.toBeInstanceOf(DependencyUnavailableError);
+        } finally {
+          redis.resume();
+        }
+        await expect(store.consume(request)).resolves.toMatchObject({ kind: 'allowed' });
       });
     });
 
