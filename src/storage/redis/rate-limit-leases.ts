@@ -3,9 +3,14 @@ import type { LimitWindow, LiveBan } from '../../domain/ports.js';
 /**
  * A lease is never more than this share of the smallest limit of a request's windows: quota
  * stranded in the leases of other instances (or lost with one that dies) stays a small part of
- * the limit. Below 200 a minute this makes every lease one request, exact request by request.
+ * the limit.
  */
 export const MAX_LEASE_SHARE = 1 / 100;
+/**
+ * Below this limit every lease is one request, so the published plans (and enterprise limits up
+ * to it) stay exact request by request, headers included, across instances.
+ */
+export const MIN_LEASED_LIMIT = 10_000;
 /** A lease is sized to last about this long at the subject's recent rate on this instance. */
 export const LEASE_TARGET_MS = 200;
 /** A lease grows at most this many times over the last one, so a burst does not lease at once. */
@@ -13,7 +18,7 @@ const LEASE_GROWTH = 4;
 /**
  * A lease is spent only this long after Redis last answered this instance: while Redis does not
  * answer, an instance serves at most what it holds for this long, then fails closed (503) like
- * every other. Busy keys lease again well within it; quieter ones ask Redis when it has passed.
+ * every other. A PING every third of it keeps it fresh while Redis answers.
  */
 export const LEASE_TRUST_MS = 250;
 /** A lease unused this long is given back, so idle instances do not sit on quota. */
@@ -65,11 +70,11 @@ export const newState = (): SubjectState => ({
   touchedAt: 0,
 });
 
-/** The largest lease a request's windows allow: 1 for small limits. */
+/** The largest lease a request's windows allow: 1 below MIN_LEASED_LIMIT. */
 export function leaseCap(windows: readonly LimitWindow[]): number {
   let smallest = Number.POSITIVE_INFINITY;
   for (const window of windows) smallest = Math.min(smallest, window.limit);
-  return Math.max(1, Math.floor(smallest * MAX_LEASE_SHARE));
+  return smallest < MIN_LEASED_LIMIT ? 1 : Math.floor(smallest * MAX_LEASE_SHARE);
 }
 
 /** The next lease's size, from the rate the subject was served at since the last one. */

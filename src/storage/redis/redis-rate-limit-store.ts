@@ -83,6 +83,8 @@ export class RedisRateLimitStore implements RateLimitStore {
   /** By subject, least recently used first. */
   private readonly subjects = new Map<string, SubjectState>();
   private readonly timer: NodeJS.Timeout;
+  private readonly heartbeat: NodeJS.Timeout;
+  private beating = false;
   /** When Redis last answered a script (monotonic ms). */
   private lastAnswerAt = Number.NEGATIVE_INFINITY;
 
@@ -96,6 +98,8 @@ export class RedisRateLimitStore implements RateLimitStore {
     this.now = this.serverTime ? () => performance.now() + this.offset : undefined;
     this.timer = setInterval(() => this.giveBackIdle(), LEASE_IDLE_MS);
     this.timer.unref();
+    this.heartbeat = setInterval(() => this.beat(), LEASE_TRUST_MS / 3);
+    this.heartbeat.unref();
   }
 
   async consume(request: ConsumeRequest): Promise<ConsumeOutcome> {
@@ -182,6 +186,7 @@ export class RedisRateLimitStore implements RateLimitStore {
 
   async close(): Promise<void> {
     clearInterval(this.timer);
+    clearInterval(this.heartbeat);
     // Unspent leases go back, so the instances that stay have the quota; a Redis that does not
     // answer only strands them until their windows end.
     const held = [...this.subjects].map(([subject, state]) => this.giveBack(subject, state.lease));
@@ -289,6 +294,22 @@ export class RedisRateLimitStore implements RateLimitStore {
     return state;
   }
 
+  /** Tells whether Redis still answers while leases are held, so they stay spendable. */
+  private beat(): void {
+    if (this.beating || this.subjects.size === 0 || this.client.status !== 'ready') return;
+    this.beating = true;
+    const sentAt = performance.now();
+    this.client
+      .ping()
+      .then(() => {
+        this.lastAnswerAt = Math.max(this.lastAnswerAt, sentAt);
+      })
+      .catch(() => undefined)
+      .finally(() => {
+        this.beating = false;
+      });
+  }
+
   /** Whether Redis answered lately on a connection still up: leases are spent only then. */
   private answering(): boolean {
     return this.client.status === 'ready' && performance.now() - this.lastAnswerAt < LEASE_TRUST_MS;
@@ -307,7 +328,7 @@ export class RedisRateLimitStore implements RateLimitStore {
    * by the round trip, never behind, so a lease or a ban ends here no later than in Redis.
    */
   private sawTime(serverNow: number, sentAt: number): number {
-    this.lastAnswerAt = performance.now();
+    this.lastAnswerAt = Math.max(this.lastAnswerAt, sentAt);
     if (this.serverTime) this.offset = serverNow - sentAt;
     return serverNow;
   }
