@@ -9,6 +9,7 @@
  * bench/main.ts with BENCH_BASELINE_CONFIG (JSON, see BaselineConfig).
  */
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { samplePet } from '../src/cli/commands/seed.js';
 import { decodeCursor, encodeCursor } from '../src/domain/pets/cursor.js';
@@ -20,8 +21,10 @@ export interface BaselineConfig {
   port: number;
   /** Pets 1..seeded exist from the start, as after `petstore seed --count seeded`. */
   seeded: number;
-  /** The only Authorization value accepted: `Bearer <key>`. */
+  /** An Authorization value accepted: `Bearer <key>`. */
   key: string;
+  /** More keys accepted, one a line (bench --keys), each with its own rate-limit counters. */
+  keysFile?: string;
   perMinute: number;
   perDay: number;
   /** This process assigns ids seeded + firstId, + idStep, ...: with two processes, 1 and 2, step 2. */
@@ -171,8 +174,15 @@ const problem = (status: number, code: string): Answer => ({
 
 export function startBaseline(config: BaselineConfig): void {
   const pets = new Pets(config);
-  const counters = new Counters(config);
-  const expectedAuthorization = `Bearer ${config.key}`;
+  const keys = [config.key];
+  if (config.keysFile !== undefined) {
+    keys.push(
+      ...readFileSync(config.keysFile, 'utf8')
+        .split('\n')
+        .filter((k) => k !== ''),
+    );
+  }
+  const countersByAuthorization = new Map(keys.map((k) => [`Bearer ${k}`, new Counters(config)]));
   const origin = `http://127.0.0.1:${config.port}`;
   const getPetHeaders = {
     deprecation: `@${Math.floor(GET_PET_DEPRECATED_AT / 1000)}`,
@@ -271,7 +281,8 @@ export function startBaseline(config: BaselineConfig): void {
     }
     const headers: Headers = { ...API_HEADERS, 'x-request-id': randomUUID() };
     let result: Answer;
-    if (request.headers.authorization !== expectedAuthorization) {
+    const counters = countersByAuthorization.get(request.headers.authorization ?? '');
+    if (counters === undefined) {
       result = problem(401, 'unauthorized');
     } else {
       Object.assign(headers, counters.hit(Date.now()));

@@ -56,6 +56,8 @@ export interface LoadRun {
   connections: number;
   durationSeconds: number;
   key: string;
+  /** --keys: a file of keys, one a line; each request carries one of them instead of `key`. */
+  keysFile: string | undefined;
   pets: number;
   /** list-cursor: where walks start (paths with their query). */
   startPaths: readonly string[];
@@ -89,10 +91,11 @@ function runOne(run: LoadRun, target: string, connections: number): Promise<WrkR
     target,
     connections,
     durationSeconds: run.durationSeconds,
-    headers: [`Authorization: Bearer ${run.key}`],
+    headers: run.keysFile === undefined ? [`Authorization: Bearer ${run.key}`] : [],
     scriptArgs: [
       run.scenario,
       String(run.pets),
+      run.keysFile ?? '-',
       ...(run.scenario === 'list-cursor' || run.scenario === 'list-last' ? run.startPaths : []),
     ],
   });

@@ -1,5 +1,7 @@
 -- The requests of `npm run bench` (bench/README.md), for wrk. Started by bench/load-runner.ts:
---   wrk ... -s bench/load.lua http://127.0.0.1:PORT -- SCENARIO PETS [START_PATH ...]
+--   wrk ... -s bench/load.lua http://127.0.0.1:PORT -- SCENARIO PETS KEYS_FILE [START_PATH ...]
+-- KEYS_FILE is "-" for the one key of wrk's Authorization header (-H); otherwise a file of keys, one
+-- a line, and each request carries one of them, taken in a fixed pseudo-random order (--keys).
 -- Every response is checked: one outside 200-299 counts as unexpected. done() prints one line,
 -- BENCH_RESULT {json}, that load-runner.ts reads.
 
@@ -11,6 +13,8 @@ local starts = {}    -- list-cursor: the first page and deep pages to start walk
 local mix = {}       -- one cycle of mix: 4 list, 4 get, 2 create
 local queue = {}     -- list-cursor: next pages to fetch, from the Link of earlier responses
 local n = 0
+local keys = {}      -- --keys: every request formatted again with its own Authorization
+local keyIndex = 0
 
 -- Read by done() through thread:get; globals of each thread's Lua state.
 responses = 0
@@ -27,48 +31,73 @@ local BODY = '{"name":"Bench Rex","categoryId":3,"status":"available"}'
 -- Walks through next pages end after this many pages on average (one Link in this many is not followed).
 local WALK = 8
 
+-- One request; with several keys the pre-formatted one is formatted again with the next key.
+local function req(method, path, body)
+  return { method = method, path = path, body = body, raw = wrk.format(method, path, nil, body) }
+end
+
+local function send(r)
+  if #keys == 0 then return r.raw end
+  -- Steps of 7919 (a prime) over the keys: each key in turn unless their count is a multiple of it,
+  -- and neighbouring requests far apart in the list.
+  keyIndex = (keyIndex + 7919) % #keys
+  local headers = { Authorization = "Bearer " .. keys[keyIndex + 1] }
+  if r.body then headers["Content-Type"] = "application/json" end
+  return wrk.format(r.method, r.path, headers, r.body)
+end
+
 function init(args)
   scenario, pets = args[1], tonumber(args[2])
+  if args[3] ~= "-" then
+    for line in io.lines(args[3]) do
+      if line ~= "" then keys[#keys + 1] = line end
+    end
+  end
   local headers = {}
   for name, value in pairs(wrk.headers) do headers[name] = value end
   headers["Content-Type"] = "application/json"
-  create = wrk.format("POST", "/v1/pets", headers, BODY)
+  create = { method = "POST", path = "/v1/pets", body = BODY,
+             raw = wrk.format("POST", "/v1/pets", headers, BODY) }
   -- A fixed pseudo-random sequence of ids over 1..pets (Park-Miller), the same every run.
   local seed = 20261124
   for i = 1, GET_SAMPLES do
     seed = (seed * 16807) % 2147483647
-    gets[i] = wrk.format("GET", "/v1/pets/" .. (seed % pets + 1))
+    gets[i] = req("GET", "/v1/pets/" .. (seed % pets + 1))
   end
   if scenario == "list" then
-    fixed = wrk.format("GET", "/v1/pets?limit=20")
+    fixed = req("GET", "/v1/pets?limit=20")
   elseif scenario == "list-status" then
-    fixed = wrk.format("GET", "/v1/pets?limit=20&status=available")
+    fixed = req("GET", "/v1/pets?limit=20&status=available")
   elseif scenario == "list-cursor" then
     -- The last path is list-last's; the others start walks.
-    for i = 3, #args - 1 do starts[#starts + 1] = wrk.format("GET", args[i]) end
+    for i = 4, #args - 1 do starts[#starts + 1] = req("GET", args[i]) end
   elseif scenario == "list-last" then
-    fixed = wrk.format("GET", args[#args])
+    fixed = req("GET", args[#args])
   elseif scenario == "mix" then
-    local list = wrk.format("GET", "/v1/pets?limit=20")
+    local list = req("GET", "/v1/pets?limit=20")
     mix = { list, "get", list, "get", create, list, "get", list, "get", create }
   elseif scenario ~= "get" and scenario ~= "create" then
     error("unknown scenario " .. tostring(scenario))
   end
 end
 
-function request()
+local function pick()
   n = n + 1
   if fixed then return fixed end
   if scenario == "get" then return gets[n % GET_SAMPLES + 1] end
   if scenario == "create" then return create end
   if scenario == "list-cursor" then
     local path = table.remove(queue)
-    if path then return wrk.format("GET", path) end
+    if path then return req("GET", path) end
     return starts[n % #starts + 1]
   end
   local next = mix[n % #mix + 1]
   if next == "get" then return gets[n % GET_SAMPLES + 1] end
   return next
+end
+
+function request()
+  return send(pick())
 end
 
 function response(status, headers, body)

@@ -3,14 +3,22 @@
  * scenario, A B A B over several rounds, with wrk; prints the medians and the service/baseline
  * ratios. See bench/README.md. Everything it starts is stopped at the end, on failure and on Ctrl-C.
  */
-import { mkdtempSync, readFileSync, rmSync, truncateSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import { loadConfig } from '../src/config/config.js';
 import { encodeCursor } from '../src/domain/pets/cursor.js';
+import { createServices } from '../src/services.js';
 import { settleMsFor } from '../src/storage/postgres/postgres-storage.js';
 import { runCommand } from './command.js';
+import {
+  type DependencyCpu,
+  dependencyCpu,
+  type DependencyTicks,
+  dependencyTicksBetween,
+} from './dependency-cpu.js';
 import { checkFidelity } from './fidelity.js';
 import { describeProfiles } from './profile-summary.js';
 import {
@@ -35,7 +43,9 @@ import { describeMeasurement, type Measurement, type Side, summarize, table } fr
 import {
   createKey,
   KEY_LIMITS,
+  POSTGRES_URL,
   postgresStorage,
+  REDIS_URL,
   runningServers,
   seedPets,
   type Server,
@@ -62,6 +72,8 @@ export interface Options {
   pets: number;
   storage: 'sqlite' | 'postgres';
   instances: 1 | 2;
+  /** Distinct keys the requests are spread over; 1: every request carries the same key. */
+  keys: number;
   /** A folder for CPU profiles of the service processes (node --cpu-prof), summarized at the end. */
   profile: string | undefined;
 }
@@ -76,6 +88,7 @@ const USAGE = `Usage: npm run bench -- [options]
   --pets N            pets seeded before the run (default 10000; 10000000 works, seeding takes long)
   --storage S         sqlite (a temporary file, default) or postgres (PostgreSQL + Redis)
   --instances N       1 (default) or 2 service processes (postgres only), one wrk each
+  --keys N            spread the requests over N keys instead of one (default 1), e.g. 2000
   --profile DIR       CPU-profile the service processes into DIR (node --cpu-prof) and print
                       where their time went; profile one scenario at a time to read it
 `;
@@ -109,6 +122,7 @@ export function parseOptions(argv: string[]): Options {
       pets: { type: 'string', default: '10000' },
       storage: { type: 'string', default: 'sqlite' },
       instances: { type: 'string', default: '1' },
+      keys: { type: 'string', default: '1' },
       profile: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
@@ -142,6 +156,7 @@ export function parseOptions(argv: string[]): Options {
     pets: count('--pets', values.pets, PAGE * 2, 100_000_000),
     storage: values.storage,
     instances,
+    keys: count('--keys', values.keys, 1, 100_000),
     profile: values.profile === undefined ? undefined : resolve(values.profile),
   };
 }
@@ -197,6 +212,8 @@ function failIfUnexpected(what: string, result: LoadResult): void {
 interface Run {
   options: Options;
   key: string;
+  keysFile: string | undefined;
+  dependencies: DependencyCpu | undefined;
   servers: Record<Side, Server[]>;
   startPaths: string[];
 }
@@ -208,6 +225,7 @@ function load(run: Run, scenario: Scenario, side: Side, durationSeconds: number)
     connections: run.options.connections,
     durationSeconds,
     key: run.key,
+    keysFile: run.keysFile,
     pets: run.options.pets,
     startPaths: run.startPaths,
   });
@@ -229,11 +247,18 @@ async function measure(run: Run, scenario: Scenario, side: Side, round: number) 
   await warmUp(run, scenario, side);
 
   const serverTicks = () => servers.reduce((sum, s) => sum + cpuTicks(s.pid), 0);
+  const dependenciesBefore: DependencyTicks | undefined = await run.dependencies?.sample();
   const before = { server: serverTicks(), wrk: exitedChildrenTicks(), machine: machineBusyTicks() };
   const started = performance.now();
   const result = await load(run, scenario, side, options.durationSeconds);
   const wall = (performance.now() - started) / 1000;
   const server = serverTicks() - before.server;
+  const dependenciesAfter = await run.dependencies?.sample();
+  const dependencies =
+    dependenciesBefore && dependenciesAfter
+      ? dependencyTicksBetween(dependenciesBefore, dependenciesAfter)
+      : undefined;
+  const usPerRequest = (ticks: number) => ((ticks / TICKS_PER_SECOND) * 1e6) / result.requests;
   const wrk = exitedChildrenTicks() - before.wrk;
   const machine = machineBusyTicks() - before.machine;
   emptyLogs(servers);
@@ -247,7 +272,11 @@ async function measure(run: Run, scenario: Scenario, side: Side, round: number) 
     requestsPerSecond: result.requestsPerSecond,
     p50Ms: result.p50Ms,
     p99Ms: result.p99Ms,
-    cpuUsPerRequest: ((server / TICKS_PER_SECOND) * 1e6) / result.requests,
+    cpuUsPerRequest: usPerRequest(server),
+    ...(dependencies && {
+      redisUsPerRequest: usPerRequest(dependencies.redis),
+      postgresUsPerRequest: usPerRequest(dependencies.postgres),
+    }),
     wrkCores: cores(wrk),
     otherCores: Math.max(0, cores(machine - server - wrk)),
   };
@@ -265,12 +294,19 @@ function rss(servers: Record<Side, Server[]>): string[] {
 }
 
 /** Stops whatever is still running, removes what was created. Safe to call more than once. */
-function cleaner(dir: string, storage: () => Storage | undefined) {
+function cleaner(
+  dir: string,
+  storage: () => Storage | undefined,
+  dependencies: () => DependencyCpu | undefined,
+) {
   let done: Promise<void> | undefined;
   return () =>
     (done ??= (async () => {
       for (const child of runningWrk) child.kill('SIGTERM');
       await Promise.all([...runningServers].map((s) => s.stop()));
+      await dependencies()
+        ?.close()
+        .catch(() => undefined);
       try {
         await storage()?.drop();
       } catch (error) {
@@ -280,12 +316,45 @@ function cleaner(dir: string, storage: () => Storage | undefined) {
     })());
 }
 
+/**
+ * --keys: keys beside the CLI's, made through the service's own code on the same database (as
+ * `petstore keys create`, without a process each), with the same limits; writes all of them to a
+ * file for wrk and the baseline.
+ */
+async function createMoreKeys(storage: Storage, first: string, count: number, dir: string) {
+  const services = await createServices(loadConfig({ ...storage.env, PORT: '8080' }), {
+    migrate: false,
+  });
+  const keys = [first];
+  try {
+    while (keys.length < count) {
+      const created = await services.apiKeys.create({
+        plan: 'enterprise',
+        label: 'npm run bench',
+        customLimits: { ...KEY_LIMITS },
+      });
+      keys.push(created.key);
+    }
+  } finally {
+    await services.close();
+  }
+  const path = join(dir, 'keys.txt');
+  writeFileSync(path, `${keys.join('\n')}\n`);
+  progress(`${count.toLocaleString('en')} keys`);
+  return path;
+}
+
 async function main(options: Options): Promise<void> {
   const startedAt = performance.now();
   ensureWrk();
   const dir = mkdtempSync(join(tmpdir(), 'petstore-bench-'));
   let storage: Storage | undefined;
-  const cleanup = cleaner(dir, () => storage);
+  let dependencies: DependencyCpu | undefined;
+  const cleanup = cleaner(
+    dir,
+    () => storage,
+    () => dependencies,
+  );
   const interrupted = (signal: NodeJS.Signals) => {
     stoppedBy = signal;
     progress(`${signal}: stopping everything the benchmark started`);
@@ -307,7 +376,16 @@ async function main(options: Options): Promise<void> {
     const seedSeconds = await seedPets(options.pets, storage.env, progress);
     progress(`seeded in ${seedSeconds.toFixed(1)} s`);
     const key = await createKey(storage.env);
+    const keysFile =
+      options.keys > 1 ? await createMoreKeys(storage, key, options.keys, dir) : undefined;
     await storage.settle();
+    if (storage.applicationName !== undefined) {
+      dependencies = await dependencyCpu({
+        postgresUrl: POSTGRES_URL,
+        redisUrl: REDIS_URL,
+        applicationName: storage.applicationName,
+      });
+    }
 
     const servers: Record<Side, Server[]> = { baseline: [], service: [] };
     for (let i = 0; i < options.instances; i++) {
@@ -317,7 +395,14 @@ async function main(options: Options): Promise<void> {
       servers.baseline.push(
         await startBaseline(
           `baseline${suffix}`,
-          { seeded: options.pets, key, ...KEY_LIMITS, firstId: i + 1, idStep: options.instances },
+          {
+            seeded: options.pets,
+            key,
+            ...(keysFile !== undefined && { keysFile }),
+            ...KEY_LIMITS,
+            firstId: i + 1,
+            idStep: options.instances,
+          },
           dir,
         ),
       );
@@ -333,6 +418,8 @@ async function main(options: Options): Promise<void> {
     const run: Run = {
       options,
       key,
+      keysFile,
+      dependencies,
       servers,
       startPaths: [...cursorStarts(options.pets), lastPage(options.pets)],
     };
@@ -362,11 +449,13 @@ async function main(options: Options): Promise<void> {
       `${cpuModel()}, ${availableParallelism()} cores, Node ${process.version}; ` +
         `wrk 1 thread${options.instances > 1 ? ' per instance' : ''}, ${options.connections} connections, ` +
         `${options.durationSeconds} s per measurement after ${options.warmupSeconds} s warm-up, ` +
-        `median of ${options.rounds} rounds; service LOG_LEVEL ${process.env.LOG_LEVEL ?? 'unset (info)'}.`,
+        `median of ${options.rounds} rounds; ` +
+        `${options.keys === 1 ? 'one key' : `${options.keys.toLocaleString('en')} keys, one per request in turn`}; ` +
+        `service LOG_LEVEL ${process.env.LOG_LEVEL ?? 'unset (info)'}.`,
       `Load average (1, 5, 15 min) at start ${loadAtStart}, at end ${loadAverage()}. ` +
         `Seeding took ${seedSeconds.toFixed(1)} s. The run took ${minutes.toFixed(1)} min.`,
       '',
-      table(summarize(options.scenarios, measurements)),
+      table(summarize(options.scenarios, measurements), dependencies !== undefined),
       '',
       `Memory after start, idle: ${idle.join('; ')}.`,
       `Memory after the run: ${after.join('; ')}.`,

@@ -27,6 +27,11 @@ function statTicks(pid: number): { own: number; exitedChildren: number } {
   return { own: utime + stime, exitedChildren: cutime + cstime };
 }
 
+/** utime + stime of one process alone (not its children): a Redis server, a PostgreSQL backend. */
+export function ownTicks(pid: number): number {
+  return statTicks(pid).own;
+}
+
 /** CPU ticks of this process's children that have exited: the load generator, once it is done. */
 export function exitedChildrenTicks(): number {
   return statTicks(process.pid).exitedChildren;

@@ -14,6 +14,12 @@ export interface Measurement {
   p99Ms: number;
   /** Server CPU time (every server process of the side) divided by requests. */
   cpuUsPerRequest: number;
+  /**
+   * PostgreSQL + Redis: their CPU over the measurement divided by its requests (bench/dependency-cpu.ts).
+   * On the baseline's side, where nothing reaches them, it is what else used them meanwhile.
+   */
+  redisUsPerRequest?: number;
+  postgresUsPerRequest?: number;
   /** What else the machine did meanwhile, in cores: the load generator, and everything else. */
   wrkCores: number;
   otherCores: number;
@@ -52,6 +58,8 @@ interface SideSummary {
   p50Ms: number;
   p99Ms: number;
   cpuUsPerRequest: number;
+  redisUsPerRequest: number;
+  postgresUsPerRequest: number;
 }
 
 function summarizeSide(measurements: readonly Measurement[]): SideSummary {
@@ -60,6 +68,8 @@ function summarizeSide(measurements: readonly Measurement[]): SideSummary {
     p50Ms: median(measurements.map((m) => m.p50Ms)),
     p99Ms: median(measurements.map((m) => m.p99Ms)),
     cpuUsPerRequest: median(measurements.map((m) => m.cpuUsPerRequest)),
+    redisUsPerRequest: median(measurements.map((m) => m.redisUsPerRequest ?? Number.NaN)),
+    postgresUsPerRequest: median(measurements.map((m) => m.postgresUsPerRequest ?? Number.NaN)),
   };
 }
 
@@ -93,7 +103,10 @@ const ms = (n: number) => (n < 10 ? n.toFixed(2) : n.toFixed(1));
 const ratio = ({ median, min, max }: Spread) =>
   min === max ? median.toFixed(2) : `${median.toFixed(2)} (${min.toFixed(2)}-${max.toFixed(2)})`;
 
-export function table(summaries: readonly ScenarioSummary[]): string {
+/** `dependencies`: add the service side's Redis and PostgreSQL CPU per request. */
+export function table(summaries: readonly ScenarioSummary[], dependencies = false): string {
+  const extra = (s: ScenarioSummary) =>
+    dependencies ? [int(s.service.redisUsPerRequest), int(s.service.postgresUsPerRequest)] : [];
   const rows = [
     [
       'scenario',
@@ -105,6 +118,7 @@ export function table(summaries: readonly ScenarioSummary[]): string {
       'CPU µs/req baseline',
       'CPU µs/req service',
       'CPU ratio',
+      ...(dependencies ? ['Redis µs/req', 'PostgreSQL µs/req'] : []),
     ],
     ...summaries.map((s) => [
       s.scenario,
@@ -116,6 +130,7 @@ export function table(summaries: readonly ScenarioSummary[]): string {
       int(s.baseline.cpuUsPerRequest),
       int(s.service.cpuUsPerRequest),
       ratio(s.cpuRatio),
+      ...extra(s),
     ]),
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
@@ -131,6 +146,9 @@ export function describeMeasurement(m: Measurement): string {
     `round ${m.round} ${m.scenario.padEnd(11)} ${m.side.padEnd(8)} ` +
     `${int(m.requestsPerSecond).padStart(7)} req/s  p50 ${ms(m.p50Ms).padStart(5)} ms  ` +
     `p99 ${ms(m.p99Ms).padStart(5)} ms  ${int(m.cpuUsPerRequest).padStart(5)} µs CPU/req  ` +
+    (m.redisUsPerRequest === undefined || m.postgresUsPerRequest === undefined
+      ? ''
+      : `(Redis ${int(m.redisUsPerRequest)}, PostgreSQL ${int(m.postgresUsPerRequest)} µs/req)  `) +
     `(wrk ${m.wrkCores.toFixed(2)} cores, rest of machine ${m.otherCores.toFixed(2)} cores)`
   );
 }

@@ -35,6 +35,8 @@ export interface Storage {
   readonly description: string;
   /** DATABASE_URL, and for PostgreSQL also REDIS_URL and REDIS_KEY_PREFIX. */
   readonly env: Env;
+  /** PostgreSQL: the application_name the service's connections carry, to find its backends. */
+  readonly applicationName?: string;
   /** After seeding: what the database would have done on its own by the time a real service runs. */
   settle(): Promise<void>;
   /**
@@ -90,10 +92,13 @@ export async function postgresStorage(): Promise<Storage> {
   await admin((client) => client.query(`CREATE SCHEMA ${schema}`));
   const url = new URL(POSTGRES_URL);
   url.searchParams.set('options', `-c search_path=${tag}`);
+  // Marks the service's backends in pg_stat_activity, so the bench reads their CPU and no one else's.
+  url.searchParams.set('application_name', tag);
   const keyPrefix = `${tag}:`;
   return {
     description: `PostgreSQL ${POSTGRES_URL} schema ${tag}, Redis ${REDIS_URL} prefix ${keyPrefix}`,
     env: { DATABASE_URL: url.toString(), REDIS_URL, REDIS_KEY_PREFIX: keyPrefix },
+    applicationName: tag,
     // Statistics for the planner, as autovacuum would gather them within minutes: right after a
     // bulk seed there are none, and PostgreSQL plans list-status as a scan of every matching row
     // followed by a sort (bench/README.md, "Findings").

@@ -20,6 +20,25 @@ function packageVersion(): string {
 /** The package's version (package.json), which /healthz reports. */
 export const BUILD_VERSION = packageVersion();
 
+/** Written by `npm run build` (src/write-build-info.ts): what the build was made from. */
+export const BUILD_INFO_FILE = new URL('dist/build-info.json', PACKAGE_ROOT);
+
+/** The commit this build was made from, or `unknown` (built outside git without PETSTORE_COMMIT). */
+function buildCommit(): string {
+  try {
+    const info: unknown = JSON.parse(readFileSync(BUILD_INFO_FILE, 'utf8'));
+    const commit =
+      typeof info === 'object' && info !== null && 'commit' in info ? info.commit : undefined;
+    return typeof commit === 'string' && commit !== '' ? commit : 'unknown';
+  } catch {
+    // Not built (sources run directly): nothing says which commit they are.
+    return 'unknown';
+  }
+}
+
+/** The commit of the build: /healthz and /version on the ops listener, the first log line. */
+export const BUILD_COMMIT = buildCommit();
+
 /**
  * The OpenAPI document this build serves, without `servers` (they depend on the deployment's
  * address). `npm run build` writes it (src/write-openapi.ts), so that the CLI, which must not

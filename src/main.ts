@@ -1,8 +1,10 @@
+import { BUILD_COMMIT, BUILD_VERSION } from './build-info.js';
 import { type Config, ConfigError, loadConfigFromProcess } from './config/config.js';
 import { buildAdminApp } from './http/admin-app.js';
 import { buildApp } from './http/build-app.js';
 import type { FastifyBaseLogger } from 'fastify';
 import { ApiServer } from './http/http-server.js';
+import { buildOpsApp } from './http/ops-app.js';
 import { createLogger } from './http/log-options.js';
 import { createServices, type Services } from './services.js';
 
@@ -55,6 +57,11 @@ async function bootstrapKey(config: Config, services: Services, log: FastifyBase
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger({ level: config.logLevel, ...(await logDestination()) });
+  // First, so that every log of a run says which build wrote it.
+  logger.info(
+    { version: BUILD_VERSION, commit: BUILD_COMMIT, node: process.version },
+    'Pet Adoption Service starting',
+  );
   const services = await createServices(config, { migrate: true, log: logger });
   const app = await buildApp({ services, logger });
   await services.startBackgroundWork();
@@ -62,6 +69,15 @@ async function main(): Promise<void> {
   // runs inside app.close(), so before storage closes).
   const adminApp = config.admin ? await buildAdminApp({ services, logger }) : undefined;
   if (adminApp) app.addHook('onClose', () => adminApp.close());
+  // The operations endpoints, when OPS_PORT is set: its /readyz follows the public listener's drain.
+  const opsApp = config.ops
+    ? await buildOpsApp({
+        services,
+        logger,
+        draining: () => app.server instanceof ApiServer && app.server.draining,
+      })
+    : undefined;
+  if (opsApp) app.addHook('onClose', () => opsApp.close());
 
   await bootstrapKey(config, services, app.log);
 
@@ -128,13 +144,18 @@ async function main(): Promise<void> {
   // Read back from the connection, so the log shows what a commit really waits for.
   const durability = await services.storage.durability();
   await app.listen({ port: config.port, host: config.host });
+  const docs = config.docs ? `, docs at ${config.publicBaseUrl}/docs` : '';
   app.log.info(
     { database: services.storage.backend, durability, environment: config.environment },
-    `Pet Adoption Service listening; API at ${config.publicBaseUrl}/v1, docs at ${config.publicBaseUrl}/docs`,
+    `Pet Adoption Service listening; API at ${config.publicBaseUrl}/v1${docs}`,
   );
   if (adminApp && config.admin) {
     await adminApp.listen({ port: config.admin.port, host: config.admin.host });
     app.log.info({ admin: config.admin }, 'admin API listening under /admin/v1');
+  }
+  if (opsApp && config.ops) {
+    await opsApp.listen({ port: config.ops.port, host: config.ops.host });
+    app.log.info({ ops: config.ops }, 'operations listener: /metrics, /healthz, /readyz, /version');
   }
 }
 

@@ -20,6 +20,8 @@ import { RateLimiter } from './domain/rate-limits/rate-limiter.js';
 import { createStorage } from './storage/create-storage.js';
 import { MemoryKeyChangeNotifier } from './storage/memory/memory-key-change-notifier.js';
 import { MemoryRateLimitStore } from './storage/memory/memory-rate-limit-store.js';
+import { createMetrics, type Metrics } from './telemetry/metrics.js';
+import { observeCommands } from './telemetry/observed-commands.js';
 
 /** What the services report about their own work: outages, background failures. */
 export interface ServiceLog {
@@ -46,6 +48,8 @@ export interface Services {
   /** Every operation on a key over its life (CLI and admin API), audited. */
   readonly keys: KeyManagementService;
   readonly dependencies: readonly Dependency[];
+  /** What /metrics reports: storage, Redis and every listener of the process feed it. */
+  readonly metrics: Metrics;
   /** The admin API's credentials, who gets in to it, and its idempotent creates and rolls. */
   readonly admin: {
     readonly tokens: AdminTokenService;
@@ -74,6 +78,11 @@ export interface ServiceOptions {
   storage?: Storage;
   /** Use this rate-limit store instead of the configured one; the caller keeps closing it. */
   rateLimits?: RateLimitStore;
+  /**
+   * Report into these metrics (a caller that opened `storage` itself gave it their `storage`
+   * observer); by default a registry of the services' own.
+   */
+  metrics?: Metrics;
   log?: ServiceLog;
 }
 
@@ -95,6 +104,7 @@ export async function createServices(
 ): Promise<Services> {
   const clock = options.clock ?? systemClock;
   const log = options.log;
+  const metrics = options.metrics ?? createMetrics();
   const owned: Array<{ close(): Promise<void> }> = [];
   const timers: NodeJS.Timeout[] = [];
   try {
@@ -103,6 +113,7 @@ export async function createServices(
       (await createStorage(config.database, {
         migrate: options.migrate,
         mustExist: options.mustExist,
+        observer: metrics.storage,
       }));
     if (options.storage === undefined) owned.push(storage);
 
@@ -111,7 +122,8 @@ export async function createServices(
         { err: error },
         'Redis does not answer; rate-limited requests get 503 until it does',
       );
-    // The Redis client is loaded only when REDIS_URL is set (some 20 MB of memory otherwise).
+    // The Redis client is loaded only when REDIS_URL or REDIS_CLUSTER_NODES is set (some 20 MB of
+    // memory otherwise).
     const redis = config.redis
       ? {
           config: config.redis,
@@ -131,10 +143,13 @@ export async function createServices(
         : new MemoryRateLimitStore(clock);
       owned.push(rateLimits);
     }
-    const keyChanges: KeyChangeNotifier = redis
+    // Redis operations timed by decorating the ports, so the Redis stores know nothing of metrics.
+    if (rateLimits.backend === 'redis') rateLimits = observeCommands(rateLimits, metrics.redis);
+    let keyChanges: KeyChangeNotifier = redis
       ? await redis.createRedisKeyChangeNotifier(redis.config, { onError: onRedisError })
       : new MemoryKeyChangeNotifier();
     owned.push(keyChanges);
+    if (redis) keyChanges = observeCommands(keyChanges, metrics.redis);
 
     const dependencies: Dependency[] = [
       { name: 'database', backend: storage.backend, ping: () => storage.ping() },
@@ -213,6 +228,7 @@ export async function createServices(
       usage,
       keys,
       dependencies,
+      metrics,
       admin: {
         tokens: adminTokens,
         admission: new AdminAdmissionService(adminTokens, limiter),

@@ -13,9 +13,18 @@ export type DatabaseConfig =
       connectTimeoutMs: number;
     };
 
-/** Rate-limit counters and bans shared by every instance, when REDIS_URL is set. */
+/** A Redis Cluster node the client first asks for the cluster's map (REDIS_CLUSTER_NODES). */
+export interface RedisNode {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** Rate-limit counters and bans shared by every instance, when REDIS_URL or REDIS_CLUSTER_NODES is set. */
 export interface RedisConfig {
+  /** The one Redis (REDIS_URL); empty when clusterNodes is set. */
   readonly url: string;
+  /** Seed nodes of a Redis Cluster (REDIS_CLUSTER_NODES), used instead of url when set. */
+  readonly clusterNodes?: readonly RedisNode[];
   /** Prefix of every key this service writes (REDIS_KEY_PREFIX), so deployments can share a server. */
   readonly keyPrefix: string;
   /** A command not answered within this time fails (REDIS_COMMAND_TIMEOUT_MS): 503, never a hang. */
@@ -102,6 +111,29 @@ export interface Config {
   readonly keyLife: KeyLifeConfig;
   /** The admin API's own listener (ADMIN_PORT, ADMIN_HOST); undefined, the default, is off. */
   readonly admin: AdminListenerConfig | undefined;
+  /**
+   * The operations listener (OPS_PORT, OPS_HOST): /metrics, /healthz, /readyz and /version apart
+   * from the public one, which then serves no /metrics. Undefined, the default: /metrics is public.
+   */
+  readonly ops: OpsListenerConfig | undefined;
+  /** DOCS=off: no /docs page (its OpenAPI document is still served). */
+  readonly docs: boolean;
+}
+
+/** Where the operations endpoints listen: never on the pet API's nor the admin API's port. */
+export type OpsListenerConfig = AdminListenerConfig;
+
+function opsListener(
+  env: Env,
+  publicPort: number,
+  admin: AdminListenerConfig | undefined,
+): OpsListenerConfig | undefined {
+  const raw = read(env, 'OPS_PORT');
+  if (raw === undefined) return undefined;
+  const port = integer(env, 'OPS_PORT', 0, 1, 65535);
+  if (port === publicPort) fail('OPS_PORT', `a port other than PORT (${publicPort})`, raw);
+  if (port === admin?.port) fail('OPS_PORT', `a port other than ADMIN_PORT (${admin.port})`, raw);
+  return Object.freeze({ port, host: read(env, 'OPS_HOST') ?? '127.0.0.1' });
 }
 
 /** Usage counting per key (issue 17). */
@@ -203,17 +235,40 @@ function database(env: Env): DatabaseConfig {
 
 function redis(env: Env): RedisConfig | undefined {
   const raw = read(env, 'REDIS_URL');
-  if (raw === undefined) return undefined;
-  url('REDIS_URL', raw, ['redis:', 'rediss:']);
+  const nodes = read(env, 'REDIS_CLUSTER_NODES');
+  if (raw !== undefined && nodes !== undefined) {
+    // Either would be a guess: one Redis and a cluster keep counters apart, so limits would leak.
+    throw new ConfigError(
+      'REDIS_URL and REDIS_CLUSTER_NODES are both set: set REDIS_URL for one Redis or REDIS_CLUSTER_NODES for a Redis Cluster, not both',
+    );
+  }
+  if (raw === undefined && nodes === undefined) return undefined;
+  if (raw !== undefined) url('REDIS_URL', raw, ['redis:', 'rediss:']);
   const keyPrefix = read(env, 'REDIS_KEY_PREFIX') ?? 'petstore:';
   if (!/^[A-Za-z0-9:_.-]{1,64}$/.test(keyPrefix)) {
     fail('REDIS_KEY_PREFIX', '1 to 64 letters, digits or :_.-', keyPrefix);
   }
   return Object.freeze({
-    url: raw,
+    url: raw ?? '',
+    ...(nodes === undefined ? {} : { clusterNodes: clusterNodes(nodes) }),
     keyPrefix,
     commandTimeoutMs: integer(env, 'REDIS_COMMAND_TIMEOUT_MS', 1_000, 10, 600_000),
   });
+}
+
+/** `host:port,host:port,...`; an IPv6 address in brackets (`[::1]:7000`). */
+function clusterNodes(raw: string): readonly RedisNode[] {
+  const expected = 'host:port[,host:port...] (an IPv6 address in brackets)';
+  const parsed = raw.split(',').map((entry) => {
+    const match = /^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/.exec(entry.trim());
+    const port = Number(match?.[3]);
+    const host = match?.[1] ?? match?.[2];
+    if (host === undefined || !(port >= 1 && port <= 65_535)) {
+      fail('REDIS_CLUSTER_NODES', expected, raw);
+    }
+    return Object.freeze({ host, port });
+  });
+  return Object.freeze(parsed);
 }
 
 function trustProxy(env: Env): TrustProxy {
@@ -318,6 +373,7 @@ export function loadConfig(env: Env): Config {
     }
   }
   const environment = oneOf(env, 'PETSTORE_ENV', ['production', 'staging'] as const, 'production');
+  const admin = adminListener(env, port);
   return Object.freeze({
     port,
     host,
@@ -337,7 +393,9 @@ export function loadConfig(env: Env): Config {
       drainSeconds: integer(env, 'DRAIN_SECONDS', DEFAULT_DRAIN_SECONDS, 0, 3_600),
       bootstrapKey: oneOf(env, 'PETSTORE_BOOTSTRAP_KEY', ['auto', 'off'] as const, 'auto'),
     }),
-    admin: adminListener(env, port),
+    admin,
+    ops: opsListener(env, port, admin),
+    docs: oneOf(env, 'DOCS', ['on', 'off'] as const, 'on') === 'on',
     keyLife: keyLife(env),
   });
 }

@@ -8,6 +8,7 @@ export type DomainErrorCode =
   | 'invalid_body'
   | 'not_found'
   | 'key_not_found'
+  | 'key_revoked'
   | 'gone'
   | 'idempotency_key_in_use'
   | 'idempotency_key_reused';
@@ -46,6 +47,12 @@ export const domainErrors = {
     ),
   keyNotFound: (id: string) =>
     new DomainError('key_not_found', `No API key has the id ${JSON.stringify(id)}`),
+  /** A revoked key stays revoked: a new secret for it would be refused like the old one. */
+  keyRevoked: (id: string) =>
+    new DomainError(
+      'key_revoked',
+      `The API key ${JSON.stringify(id)} is revoked: it cannot get a new secret; create a new key instead`,
+    ),
   /** A key's limits or life settings out of range; `field` names what to fix. */
   invalidKeyField: (field: string, expected: string) =>
     new DomainError('invalid_body', `${field} must be ${expected}`),

@@ -271,10 +271,11 @@ export interface RateLimitStore {
    */
   forget(subject: string): Promise<void>;
   /**
-   * The time of a store that keeps windows and bans on a clock of its own (Redis's, shared by
-   * every instance); the limiter reads time from it rather than from its own clock.
+   * Now (epoch ms) on the clock of a store that keeps windows and bans on one of its own (Redis's,
+   * shared by every instance); the limiter reads time from it rather than from its own clock. A
+   * value, not a method, so that decorators timing the port's methods leave it alone.
    */
-  readonly now?: (() => number) | undefined;
+  readonly sharedTime?: number | undefined;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

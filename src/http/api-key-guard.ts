@@ -11,7 +11,7 @@ import { DependencyUnavailableError } from '../domain/errors.js';
 import { UNAVAILABLE_RETRY_AFTER_SECONDS } from './errors/error-handler.js';
 import { type HttpError, httpErrors } from './errors/http-error.js';
 import { clientAddress } from '../domain/rate-limits/client-address.js';
-import type { Metrics } from './plugins/metrics.plugin.js';
+import type { Metrics } from '../telemetry/metrics.js';
 import { setRateLimitHeaders } from './rate-limit-headers.js';
 
 declare module 'fastify' {
@@ -92,12 +92,14 @@ export function createGuard(deps: GuardDependencies, access: Operation['access']
     setRateLimitHeaders(reply, decision.rate);
     if (decision.admitted) return;
     const { refusal } = decision;
+    // A refusal of the address budget has no key, so no plan.
+    const plan = decision.key?.plan ?? 'none';
     if (refusal.code === 'rate_limited' || refusal.code === 'api_key_banned') {
-      metrics.rateLimited.inc({ code: refusal.code });
+      metrics.rateLimited.inc({ code: refusal.code, plan });
     }
     if (refusal.code === 'api_key_banned' && refusal.started !== undefined) {
       const keyId = decision.key?.id;
-      metrics.bans.inc();
+      metrics.bans.inc({ plan });
       request.log.warn(
         { keyId, bannedUntil: new Date(refusal.until).toISOString() },
         'API key banned for sending requests after 429 responses',

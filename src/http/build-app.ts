@@ -5,14 +5,16 @@ import type { Clock } from '../domain/clock.js';
 import type { PetService } from '../domain/pets/pet-service.js';
 import type { StoreCopies } from '../domain/pets/store-copies.js';
 import type { Dependency } from '../domain/ports.js';
+import { collectProcessMetrics, type Metrics } from '../telemetry/metrics.js';
 import { createGuard } from './api-key-guard.js';
 import { createBaseApp } from './base-app.js';
 import { ErrorSchema } from './errors/error.schema.js';
-import { refusalWarnings } from './http-server.js';
+import { ApiServer, refusalWarnings } from './http-server.js';
 import { docsPlugin } from './plugins/docs.plugin.js';
 import { refuseUnrouted } from './not-found.js';
-import { createMetrics, metricsPlugin } from './plugins/metrics.plugin.js';
+import { metricsPlugin, registerMetrics } from './plugins/metrics.plugin.js';
 import { openApiPlugin } from './plugins/openapi.plugin.js';
+import { Readiness } from './readiness.js';
 import { RATE_LIMIT_HEADER_NAMES, rateLimitHeaderLines } from './rate-limit-headers.js';
 import { API_SCOPE, isUnder, OPERATIONS_ENDPOINTS } from './scopes.js';
 import { registerHealth } from './routes/health.route.js';
@@ -33,6 +35,8 @@ export interface AppServices {
   readonly copies: StoreCopies;
   /** Asked by /readyz, each by name. */
   readonly dependencies: readonly Dependency[];
+  /** Shared by every listener of the process and told of storage and Redis (src/services.ts). */
+  readonly metrics: Metrics;
 }
 
 export interface AppDependencies {
@@ -46,8 +50,8 @@ const SHARED_SCHEMAS = [PetStatusSchema, NewPetSchema, PetSchema, PetsSchema, Er
 
 /** Builds the application; the caller owns listening and closing (src/main.ts, tests). */
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
-  const { config, clock, admission, pets, copies, dependencies } = deps.services;
-  const metrics = createMetrics();
+  const { config, clock, admission, pets, copies, dependencies, metrics } = deps.services;
+  collectProcessMetrics(metrics);
   const admit = { admission, metrics, keyPrefix: KEY_PREFIX[config.environment] };
   const guard = createGuard(admit, 'api_key');
   const warnRefused = refusalWarnings();
@@ -92,9 +96,16 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await app.register(metricsPlugin, { metrics });
 
   await app.register(openApiPlugin, { config });
-  registerHealth(app, dependencies);
+  const draining = () => app.server instanceof ApiServer && app.server.draining;
+  const readiness = new Readiness(dependencies, draining, metrics);
+  registerHealth(app, readiness);
   const { health, ready, metrics: metricsPath } = OPERATIONS_ENDPOINTS;
-  for (const url of [health, ready, metricsPath]) refuseOtherMethods(app, url, GET_HEAD);
+  for (const url of [health, ready]) refuseOtherMethods(app, url, GET_HEAD);
+  // With an operations listener (OPS_PORT), /metrics is served there only.
+  if (config.ops === undefined) {
+    registerMetrics(app, metrics, readiness);
+    refuseOtherMethods(app, metricsPath, GET_HEAD);
+  }
   app.get(
     API_SCOPE.documentPath,
     { schema: { hide: true }, onRequest: createGuard(admit, 'address') },
@@ -110,6 +121,6 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     corsEnabled: config.corsOrigins.length > 0,
     copies,
   });
-  await app.register(docsPlugin);
+  if (config.docs) await app.register(docsPlugin);
   return app;
 }

@@ -37,9 +37,22 @@ export const OPERATIONS_ENDPOINTS = {
   health: '/healthz',
   ready: '/readyz',
   metrics: '/metrics',
-  /** The interactive reference page and its assets. */
+  /** The interactive reference page and its assets (off with DOCS=off). */
   docs: '/docs',
+  /** The build ({version, commit, node}): on the operations listener only. */
+  version: '/version',
 } as const;
+
+/**
+ * The operations listener (OPS_PORT): /healthz, /readyz, /metrics and /version, nothing else.
+ * When it is on, the public listener no longer serves /metrics (404, as for any unknown path).
+ */
+export const OPS_PATHS: readonly string[] = [
+  OPERATIONS_ENDPOINTS.health,
+  OPERATIONS_ENDPOINTS.ready,
+  OPERATIONS_ENDPOINTS.metrics,
+  OPERATIONS_ENDPOINTS.version,
+];
 
 /** Whether a request URL (path and query) falls under the scope's prefix. */
 export function isUnder(scope: PrefixScope, url: string): boolean {

@@ -157,6 +157,16 @@ describe('KeyManagementService', () => {
     expect((await send(again.secret)).admitted).toBe(true);
   });
 
+  it('refuses a new secret for a revoked key: it would be refused like the old one', async () => {
+    const { keys } = await setup();
+    const { key } = await keys.create({ change: { plan: 'free' } }, OPS);
+    await keys.revoke(key.id, OPS);
+    await expect(keys.roll(key.id, { graceMs: 0 }, OPS)).rejects.toMatchObject({
+      code: 'key_revoked',
+    });
+    expect((await keys.get(key.id))?.state).toBe('revoked');
+  });
+
   it('counts usage per UTC day, admitted and refused, written at the flush', async () => {
     const { keys, send, usage, clock } = await setup();
     const { key, secret } = await keys.create(

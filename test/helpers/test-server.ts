@@ -11,6 +11,7 @@ import { buildApp } from '../../src/http/build-app.js';
 import { createLogger } from '../../src/http/log-options.js';
 import { createServices } from '../../src/services.js';
 import { createStorage } from '../../src/storage/create-storage.js';
+import { createMetrics } from '../../src/telemetry/metrics.js';
 import { ownSharedBackends, type SharedBackendEnv } from './shared-backends.js';
 import { TestClock } from './test-clock.js';
 
@@ -85,13 +86,16 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
       : undefined;
   const databaseFile =
     ownFolder === undefined || ownFolder === ':memory:' ? undefined : join(ownFolder, 'pets.db');
+  // The server's metrics, given to the storage opened here as the server's own would be.
+  const metrics = createMetrics();
   const storage = await createStorage(
     ownFolder === undefined ? config.database : { kind: 'sqlite', path: databaseFile ?? ownFolder },
-    { migrate: true },
+    { migrate: true, observer: metrics.storage },
   );
   const services = await createServices(config, {
     clock,
     storage: options.wrapStorage ? options.wrapStorage(storage) : storage,
+    metrics,
   });
   const app = await buildApp({
     services,

@@ -1,28 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
+import { sample, scrapeAt } from '../helpers/prometheus-text.js';
 import { call, type TestServer, useServer } from '../helpers/test-server.js';
 
 const server = useServer({ env: { PETSTORE_BAN_AFTER: '2' } });
 
-async function scrape(s: TestServer): Promise<string> {
-  const res = await call(s, 'GET', '/metrics');
-  expect(res.status).toBe(200);
-  expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
-  return res.text;
-}
-
-/** The value of one sample line, 0 when absent. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number {
-  const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
-  for (const line of text.split('\n')) {
-    const match = /^([a-z_]+)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match || match[1] !== name) continue;
-    const have = (match[2] ?? '').split(',').filter(Boolean);
-    if (wanted.every((label) => have.includes(label)) && have.length === wanted.length) {
-      return Number(match[3]);
-    }
-  }
-  return 0;
-}
+const scrape = (s: TestServer) => scrapeAt(s.url);
 
 describe('GET /metrics', () => {
   it('counts requests by operation and status, with a latency histogram', async () => {
@@ -65,9 +47,10 @@ describe('GET /metrics', () => {
     const after = await scrape(s);
     const delta = (name: string, labels: Record<string, string> = {}) =>
       sample(after, name, labels) - sample(before, name, labels);
-    expect(delta('petstore_rate_limited_total', { code: 'rate_limited' })).toBe(3);
-    expect(delta('petstore_rate_limited_total', { code: 'api_key_banned' })).toBe(2);
-    expect(delta('petstore_api_key_bans_total')).toBe(1);
+    const plan = 'enterprise';
+    expect(delta('petstore_rate_limited_total', { code: 'rate_limited', plan })).toBe(3);
+    expect(delta('petstore_rate_limited_total', { code: 'api_key_banned', plan })).toBe(2);
+    expect(delta('petstore_api_key_bans_total', { plan })).toBe(1);
   });
 
   it('counts calls to the deprecated getPet by plan, one series per plan however many keys call it', async () => {

@@ -247,6 +247,7 @@ export class KeyManagementService {
       throw domainErrors.invalidKeyField('grace', 'from 0 to 365 days');
     }
     const before = await this.existing(keyId);
+    if (before.revokedAt !== undefined) throw domainErrors.keyRevoked(keyId);
     const now = this.clock.now();
     const secret = this.apiKeys.newSecret();
     const graceEnd = now + graceMs;

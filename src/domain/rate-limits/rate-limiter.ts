@@ -193,7 +193,7 @@ export class RateLimiter {
 
   /** The store's clock when it keeps one (Redis's, shared by every instance), else ours. */
   private now(): number {
-    return this.store.now ? this.store.now() : this.clock.now();
+    return this.store.sharedTime ?? this.clock.now();
   }
 
   private decide(

@@ -80,6 +80,11 @@ export const ERRORS: { readonly [C in ErrorCode]: TableEntry<C> } = {
     when: `The headers took over ${describeDuration(DEFAULT_TIMEOUTS.headersMs, 'short')}, or the whole request over ${describeDuration(DEFAULT_TIMEOUTS.requestMs, 'short')}.`,
     example: httpErrors.requestTimeout('headers', DEFAULT_TIMEOUTS.headersMs),
   },
+  key_revoked: {
+    status: 409,
+    when: 'Key management: a new secret for a revoked key.',
+    example: domainErrors.keyRevoked('key_0123456789abcdef'),
+  },
   idempotency_key_in_use: {
     status: 409,
     when: 'A request with the same Idempotency-Key is still running.',

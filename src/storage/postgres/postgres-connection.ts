@@ -9,8 +9,10 @@ import {
 import pg from 'pg';
 import type { DatabaseConfig } from '../../config/config.js';
 import { DependencyUnavailableError } from '../../domain/errors.js';
+import { NO_STORAGE_OBSERVER, type PoolCounts, type StorageObserver } from '../observer.js';
 import type { Database } from '../sql/database.js';
 import { breaksConnection, toStorageError, WriteFailures } from './postgres-errors.js';
+import { statementNames } from './postgres-statement-name.js';
 
 export type PostgresConfig = Extract<DatabaseConfig, { kind: 'postgres' }>;
 
@@ -18,6 +20,14 @@ export interface PostgresConnection {
   db: Kysely<Database>;
   /** Writes the server refused for lack of resources, for readiness. */
   writeFailures: WriteFailures;
+  /** The pool's connections now, for the observer (read when metrics are collected). */
+  poolCounts(): PoolCounts;
+}
+
+/** Each statement timed under a bounded name; a pool's statements share one name cache. */
+interface QueryTiming {
+  observer: StorageObserver;
+  nameOf(sql: string): string;
 }
 
 /** How the service shows up in pg_stat_activity; a URL's own application_name wins. */
@@ -35,6 +45,18 @@ export const IDLE_IN_TRANSACTION_TIMEOUT_MS = 30_000;
  * drops packets without a reset), where waiting for TCP to give up would take minutes.
  */
 const CLIENT_DEADLINE_MARGIN_MS = 1_000;
+
+/**
+ * Statements run as named prepared statements: the server parses and plans them once per
+ * connection instead of on every call. Only fixed texts of the hot reads are registered (a name
+ * per distinct text, process-wide), never arbitrary SQL, whose every variant would stay prepared on
+ * every connection for its life.
+ */
+const preparedNames = new Map<string, string>();
+
+export function prepareByName(sql: string): void {
+  if (!preparedNames.has(sql)) preparedNames.set(sql, `petstore_${preparedNames.size + 1}`);
+}
 
 const COMMANDS = ['UPDATE', 'DELETE', 'INSERT', 'SELECT', 'MERGE'] as const;
 
@@ -55,6 +77,7 @@ class GuardedClient implements PostgresPoolClient {
   constructor(
     private readonly client: pg.PoolClient,
     private readonly writeFailures: WriteFailures,
+    private readonly timing: QueryTiming,
   ) {}
 
   query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
@@ -84,8 +107,14 @@ class GuardedClient implements PostgresPoolClient {
       // must report the outage, not "client was closed", or it would hide the original error.
       throw new DependencyUnavailableError('database', { cause: this.broken });
     }
+    const started = performance.now();
     try {
-      const result = await this.client.query(sql, [...parameters]);
+      const name = preparedNames.get(sql);
+      const values = [...parameters];
+      const result = await (name === undefined
+        ? this.client.query(sql, values)
+        : this.client.query({ name, text: sql, values }));
+      this.timed(sql, started);
       return {
         command: commandOf(result.command),
         rowCount: result.rowCount ?? 0,
@@ -93,6 +122,7 @@ class GuardedClient implements PostgresPoolClient {
         rows: result.rows as R[],
       };
     } catch (error) {
+      this.timed(sql, started);
       this.writeFailures.note(error);
       if (breaksConnection(error) && !this.released) {
         // Hand the connection back as broken, so the pool closes it rather than give it to the
@@ -105,6 +135,10 @@ class GuardedClient implements PostgresPoolClient {
       throw toStorageError(error);
     }
   }
+
+  private timed(sql: string, started: number): void {
+    this.timing.observer.queryDone(this.timing.nameOf(sql), (performance.now() - started) / 1000);
+  }
 }
 
 /**
@@ -116,11 +150,12 @@ class GuardedPool implements PostgresPool {
   constructor(
     private readonly pool: pg.Pool,
     private readonly writeFailures: WriteFailures,
+    private readonly timing: QueryTiming,
   ) {}
 
   async connect(): Promise<PostgresPoolClient> {
     try {
-      return new GuardedClient(await this.pool.connect(), this.writeFailures);
+      return new GuardedClient(await this.pool.connect(), this.writeFailures, this.timing);
     } catch (error) {
       throw toStorageError(error);
     }
@@ -145,7 +180,10 @@ function int8AsBigInt(): pg.CustomTypesConfig {
  * A pool of at most `poolMax` connections, each opened with its timeouts in the startup packet, so
  * no statement can run on a connection that missed a SET. Nothing connects until the first query.
  */
-export function openPostgres(config: PostgresConfig): PostgresConnection {
+export function openPostgres(
+  config: PostgresConfig,
+  observer: StorageObserver = NO_STORAGE_OBSERVER,
+): PostgresConnection {
   const pool = new pg.Pool({
     connectionString: config.url,
     max: config.poolMax,
@@ -164,10 +202,16 @@ export function openPostgres(config: PostgresConfig): PostgresConnection {
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
   const writeFailures = new WriteFailures();
+  const timing = { observer, nameOf: statementNames() };
   return {
     db: new Kysely<Database>({
-      dialect: new PostgresDialect({ pool: new GuardedPool(pool, writeFailures) }),
+      dialect: new PostgresDialect({ pool: new GuardedPool(pool, writeFailures, timing) }),
     }),
     writeFailures,
+    poolCounts: () => ({
+      inUse: pool.totalCount - pool.idleCount,
+      idle: pool.idleCount,
+      waiting: pool.waitingCount,
+    }),
   };
 }

@@ -1,13 +1,13 @@
 import { type Kysely, type Migration, sql } from 'kysely';
+import { sharedMigrations } from '../sql/shared-migrations.js';
 
 /**
  * Dated, ordered, each with its way back; the same names and order as SQLITE_MIGRATIONS where they
  * mean the same. Every integer is int8 (bigint), read back as a JS bigint by the pool's parser.
  * Kysely runs each batch in one transaction, so a failed migration leaves nothing half done.
- * Kept apart from SQLITE_MIGRATIONS although many read alike: the column types (bigint vs
- * INTEGER), identity columns (GENERATED ALWAYS vs AUTOINCREMENT) and checks differ per dialect,
- * and an applied migration's SQL must not change, so one builder for both would only move the
- * differences into parameters.
+ * The first ones are kept apart from SQLITE_MIGRATIONS as they were applied: their identity columns
+ * (GENERATED ALWAYS vs AUTOINCREMENT) and checks differ per dialect. Later ones that differ only in
+ * how types are spelled are written once (src/storage/sql/shared-migrations.ts).
  */
 export const POSTGRES_MIGRATIONS: Record<string, Migration> = {
   '2026-11-22-01-pets': {
@@ -126,73 +126,9 @@ export const POSTGRES_MIGRATIONS: Record<string, Migration> = {
       await sql`DROP TABLE store_generation`.execute(db);
     },
   },
-  '2026-12-01-08-key-life': {
-    async up(db: Kysely<unknown>) {
-      await sql`ALTER TABLE api_keys ADD COLUMN expires_at bigint NULL`.execute(db);
-      await sql`ALTER TABLE api_keys ADD COLUMN previous_hash text NULL`.execute(db);
-      await sql`ALTER TABLE api_keys ADD COLUMN previous_hash_expires_at bigint NULL`.execute(db);
-      // Lookups by either secret's hash; a hash is current or previous of at most one key.
-      await sql`CREATE UNIQUE INDEX api_keys_previous_hash ON api_keys (previous_hash)`.execute(db);
-      // The background sweep that records the end of bans.
-      await sql`CREATE INDEX api_keys_banned_until ON api_keys (banned_until)`.execute(db);
-      // seq orders records appended in the same millisecond as they were appended.
-      await sql`CREATE TABLE key_audit (
-        seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-        id text NOT NULL UNIQUE,
-        key_id text NOT NULL,
-        at bigint NOT NULL,
-        action text NOT NULL,
-        changes text NOT NULL,
-        actor text NOT NULL
-      )`.execute(db);
-      await sql`CREATE INDEX key_audit_key_at ON key_audit (key_id, at)`.execute(db);
-      await sql`CREATE INDEX key_audit_at ON key_audit (at)`.execute(db);
-      await sql`CREATE TABLE key_usage (
-        key_id text NOT NULL,
-        day text NOT NULL,
-        admitted bigint NOT NULL,
-        refused bigint NOT NULL,
-        PRIMARY KEY (key_id, day)
-      )`.execute(db);
-      await sql`CREATE INDEX key_usage_day ON key_usage (day)`.execute(db);
-    },
-    async down(db: Kysely<unknown>) {
-      await sql`DROP TABLE key_usage`.execute(db);
-      await sql`DROP TABLE key_audit`.execute(db);
-      await sql`DROP INDEX api_keys_banned_until`.execute(db);
-      await sql`DROP INDEX api_keys_previous_hash`.execute(db);
-      await sql`ALTER TABLE api_keys DROP COLUMN previous_hash_expires_at`.execute(db);
-      await sql`ALTER TABLE api_keys DROP COLUMN previous_hash`.execute(db);
-      await sql`ALTER TABLE api_keys DROP COLUMN expires_at`.execute(db);
-    },
-  },
-  '2026-12-01-09-admin-tokens': {
-    async up(db: Kysely<unknown>) {
-      await sql`CREATE TABLE admin_tokens (
-        id text PRIMARY KEY,
-        name text NOT NULL,
-        hash text NOT NULL UNIQUE,
-        display_prefix text NOT NULL,
-        created_at bigint NOT NULL,
-        last_used_at bigint NULL,
-        revoked_at bigint NULL
-      )`.execute(db);
-      await sql`CREATE TABLE admin_idempotency (
-        token_id text NOT NULL,
-        key_hash text NOT NULL,
-        fingerprint text NOT NULL,
-        created_at bigint NOT NULL,
-        status bigint NULL,
-        sealed text NULL,
-        PRIMARY KEY (token_id, key_hash)
-      )`.execute(db);
-      await sql`CREATE INDEX admin_idempotency_created_at ON admin_idempotency (created_at)`.execute(
-        db,
-      );
-    },
-    async down(db: Kysely<unknown>) {
-      await sql`DROP TABLE admin_idempotency`.execute(db);
-      await sql`DROP TABLE admin_tokens`.execute(db);
-    },
-  },
+  ...sharedMigrations({
+    integer: 'bigint',
+    text: 'text',
+    seqPrimaryKey: 'bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY',
+  }),
 };

@@ -1,11 +1,37 @@
-import { type Kysely, sql, type Transaction } from 'kysely';
-import type { NewPet, Pet, PetStatus } from '../../domain/pets/pet.js';
+import { type Compilable, CompiledQuery, type Kysely, sql, type Transaction } from 'kysely';
+import { type NewPet, PAGE_SIZE, type Pet, type PetStatus } from '../../domain/pets/pet.js';
 import { DependencyUnavailableError } from '../../domain/errors.js';
 import type { IdempotentCreate, IdempotentOutcome, PetStore } from '../../domain/ports.js';
 import type { Database } from '../sql/database.js';
 import { GroupCommit, type Settled } from '../sql/group-commit.js';
 import { petQueries } from '../sql/pet-queries.js';
 import { checkedPetId, keyOutcome, toPet, toRow } from '../sql/pet-rows.js';
+import { bind, type CompiledQueryPlan, compileOnce } from '../sql/prepared-sql.js';
+import { prepareByName } from './postgres-connection.js';
+
+type PetRow = Parameters<typeof toPet>[0];
+
+/**
+ * A read compiled once (no Kysely building per call) and run as a named prepared statement: the
+ * server parses it once per connection, and plans it once too when it takes the generic plan.
+ */
+class PreparedRead<P extends object> {
+  private readonly plan: CompiledQueryPlan<P>;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    build: (db: Kysely<Database>, params: P) => Compilable,
+    names: ReadonlyArray<keyof P>,
+  ) {
+    this.plan = compileOnce<P>((params) => build(db, params), names);
+    prepareByName(this.plan.sql);
+  }
+
+  async rows(params: P): Promise<PetRow[]> {
+    const query = CompiledQuery.raw(this.plan.sql, bind(this.plan, params));
+    return (await this.db.executeQuery<PetRow>(query)).rows;
+  }
+}
 
 const INSERT_BATCH = 500;
 /** How long a create waits for another request holding the same Idempotency-Key to commit. */
@@ -39,6 +65,18 @@ const isLockTimeout = (error: unknown) => (error as { code?: unknown } | null)?.
  */
 export class PostgresPetStore implements PetStore {
   private readonly creates: GroupCommit<NewPet, Pet>;
+  private readonly getById: PreparedRead<{ id: bigint }>;
+  /**
+   * The page reads, one statement per page size with the LIMIT written in it: with `LIMIT $n` the
+   * server's estimate for an unknown limit (a tenth of the rows) makes its generic plan look
+   * dearer than a custom one, so it planned every call anew (pg_prepared_statements showed
+   * custom_plans only); with the limit in the text it keeps the generic plan after five calls,
+   * which halves PostgreSQL's CPU per page (bench/README.md, "Findings"). The generic plans are
+   * sound: the status page is asked as an index range for that reason (see
+   * petQueries.listByStatusAsIndexRange and test/storage/query-plans.test.ts). Bounded: page
+   * sizes are 1 to PAGE_SIZE.max, plus the one row that tells whether a next page exists.
+   */
+  private readonly pageReads = new Map<string, PreparedRead<{ afterId: number; status: string }>>();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -47,6 +85,7 @@ export class PostgresPetStore implements PetStore {
     poolMax: number,
     private readonly now: () => number = Date.now,
   ) {
+    this.getById = new PreparedRead(db, petQueries.getById, ['id']);
     this.creates = new GroupCommit({
       maxInFlight: poolMax,
       commit: (group) => this.commitCreates(group),
@@ -55,16 +94,47 @@ export class PostgresPetStore implements PetStore {
 
   async list(query: { afterId: number; status?: PetStatus; limit: number }): Promise<Pet[]> {
     const { afterId, limit, status } = query;
-    const rows = await (
-      status === undefined
-        ? petQueries.listAll(this.db, { afterId, limit })
-        : petQueries.listByStatusAsIndexRange(this.db, { afterId, limit, status })
-    ).execute();
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > PAGE_SIZE.max + 1) {
+      // Not a page size the API asks for: planned for its values, never prepared.
+      const rows = await (
+        status === undefined
+          ? petQueries.listAll(this.db, { afterId, limit })
+          : petQueries.listByStatusAsIndexRange(this.db, { afterId, limit, status })
+      ).execute();
+      return rows.map(toPet);
+    }
+    const rows = await this.pageRead(status !== undefined, limit).rows({
+      afterId,
+      status: status ?? '',
+    });
     return rows.map(toPet);
   }
 
+  private pageRead(byStatus: boolean, limit: number) {
+    const key = `${byStatus ? 'status' : 'all'} ${limit}`;
+    let read = this.pageReads.get(key);
+    if (read === undefined) {
+      const lit = sql.lit(limit);
+      read = byStatus
+        ? new PreparedRead(
+            this.db,
+            (db, p: { afterId: number; status: string }) =>
+              petQueries.listByStatusAsIndexRange(db, { ...p, limit: lit }),
+            ['afterId', 'status'],
+          )
+        : new PreparedRead(
+            this.db,
+            (db, p: { afterId: number; status: string }) =>
+              petQueries.listAll(db, { afterId: p.afterId, limit: lit }),
+            ['afterId'],
+          );
+      this.pageReads.set(key, read);
+    }
+    return read;
+  }
+
   async get(id: bigint): Promise<Pet | undefined> {
-    const row = await petQueries.getById(this.db, { id }).executeTakeFirst();
+    const [row] = await this.getById.rows({ id });
     return row === undefined ? undefined : toPet(row);
   }
 

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Storage } from '../../domain/ports.js';
+import { NO_STORAGE_OBSERVER, type StorageObserver } from '../observer.js';
 import type { Database } from '../sql/database.js';
 import type { DialectTraits, SqlWrites } from '../sql/dialect-traits.js';
 import { migrate, type MigrateOptions } from '../sql/migrate.js';
@@ -118,8 +119,12 @@ async function withMigrationLock(config: PostgresConfig, migrate: Migrate): Prom
   }
 }
 
-export function createPostgresStorage(config: PostgresConfig): PostgresStorage {
-  const { db, writeFailures } = openPostgres(config);
+export function createPostgresStorage(
+  config: PostgresConfig,
+  observer: StorageObserver = NO_STORAGE_OBSERVER,
+): PostgresStorage {
+  const { db, writeFailures, poolCounts } = openPostgres(config, observer);
+  observer.watchPool(poolCounts);
   const settled = new SettledIds(db, settleMsFor(config.statementTimeoutMs));
   const pets = new PostgresPetStore(db, () => settled.settledThrough(), config.poolMax);
   const writes = postgresWrites(db);

@@ -1,6 +1,9 @@
-import { Redis, type RedisOptions } from 'ioredis';
-import type { RedisConfig } from '../../config/config.js';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import type { RedisConfig, RedisNode } from '../../config/config.js';
 import { DependencyUnavailableError } from '../../domain/errors.js';
+
+/** One Redis (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_NODES): the same commands on either. */
+export type RedisClient = Redis | Cluster;
 
 export interface RedisConnectionOptions {
   /**
@@ -30,18 +33,9 @@ const UNAVAILABLE_REPLIES = [
   'WRONGPASS',
 ];
 
-/**
- * Opens a connection that never makes a request wait for Redis: each command is answered or fails
- * within `commandTimeoutMs`, and while disconnected it fails at once instead of waiting in a queue.
- * The connection reconnects by itself, so the caller recovers when Redis returns.
- */
-export function openRedisConnection(
-  config: RedisConfig,
-  name: string,
-  options: RedisConnectionOptions = {},
-  overrides: Pick<RedisOptions, 'autoResubscribe'> = {},
-): Redis {
-  const client = new Redis(config.url, {
+/** The options shared by the one Redis and each connection to a cluster node. */
+function connectionOptions(config: RedisConfig, name: string) {
+  return {
     connectionName: name,
     commandTimeout: config.commandTimeoutMs,
     // A written command with no byte back for this long means a dead socket (a failover, a
@@ -49,27 +43,91 @@ export function openRedisConnection(
     socketTimeout: Math.max(2 * config.commandTimeoutMs, 1_000),
     connectTimeout: Math.max(config.commandTimeoutMs, 2_000),
     keepAlive: 10_000,
-    // While disconnected, fail at once: a queued command would hold the HTTP request until Redis
-    // returns, and would then run late (a counter spent for a request long answered).
-    enableOfflineQueue: false,
     // Commands in flight when the connection drops fail at once and are never sent again: a
     // consume whose answer was lost may already have counted, so resending it could count twice.
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
-    retryStrategy: (attempt) => Math.min(attempt * 100, MAX_RECONNECT_DELAY_MS),
-    ...overrides,
-  });
+  } satisfies RedisOptions;
+}
+
+const reconnectDelay = (attempt: number) => Math.min(attempt * 100, MAX_RECONNECT_DELAY_MS);
+
+/**
+ * Opens a connection that never makes a request wait for Redis: each command is answered or fails
+ * within `commandTimeoutMs`, and while disconnected it fails at once instead of waiting in a queue.
+ * The connection reconnects by itself, so the caller recovers when Redis returns. With
+ * `clusterNodes` it is a cluster client: each key's command goes to the master holding its slot,
+ * and a master that is down fails only the commands for its own slots.
+ */
+export function openRedisConnection(
+  config: RedisConfig,
+  name: string,
+  options: RedisConnectionOptions = {},
+  overrides: Pick<RedisOptions, 'autoResubscribe'> = {},
+): RedisClient {
+  const client =
+    config.clusterNodes === undefined
+      ? new Redis(config.url, {
+          ...connectionOptions(config, name),
+          // While disconnected, fail at once: a queued command would hold the HTTP request until
+          // Redis returns, and would then run late (a counter spent for a request long answered).
+          enableOfflineQueue: false,
+          retryStrategy: reconnectDelay,
+          ...overrides,
+        })
+      : // The cluster's subscriber connection resubscribes by itself, on whichever node it moves to.
+        openCluster(config, config.clusterNodes, name);
   let reported = false;
+  const report = (error: Error) => {
+    if (reported) return;
+    reported = true;
+    options.onError?.(error);
+  };
   client.on('ready', () => {
     reported = false;
   });
   // Without a listener ioredis prints every reconnect failure; with one it never throws.
-  client.on('error', (error: Error) => {
-    if (reported) return;
-    reported = true;
-    options.onError?.(error);
-  });
+  client.on('error', report);
+  if (client instanceof Cluster) {
+    // A master lost while the others serve is an outage too; its return ends it.
+    client.on('node error', report);
+    client.on('+node', (node: Redis) => {
+      // ioredis connects to a node at its first command, and commands that arrive meanwhile would
+      // fail (no queue): a burst at start would get 503s. Connect as soon as the node is known.
+      if (node.status === 'wait') node.connect().catch(() => {});
+      node.on('ready', () => {
+        reported = false;
+      });
+    });
+  }
   return client;
+}
+
+function openCluster(config: RedisConfig, nodes: readonly RedisNode[], name: string): Cluster {
+  const cluster: Cluster = new Cluster(
+    nodes.map(({ host, port }) => ({ host, port })),
+    {
+      redisOptions: connectionOptions(config, name),
+      // Not ready yet (or every node lost): fail at once, as the one Redis does while disconnected.
+      enableOfflineQueue: false,
+      clusterRetryStrategy: reconnectDelay,
+      // ioredis drops a lost node and waits for a MOVED by default, which a master that is down
+      // and comes back on the same address never sends: keep reconnecting to it instead. Commands
+      // for its slots fail at once meanwhile (its connection is not ready). Only while the cluster
+      // is ready: before that (every seed down at start) a node must end, or ioredis waits for it
+      // forever (it drops the nodes with disconnect(), which never ends one that is reconnecting)
+      // and the client stays "connecting" even after the cluster is back.
+      clusterNodeRetryStrategy: (attempt) =>
+        cluster.status === 'ready' ? reconnectDelay(attempt) : null,
+      // A command refused because its master is unreachable or the cluster is down is answered
+      // 503 at once, never retried: one already sent may have counted. MOVED and ASK (a slot that
+      // moved; nothing ran) are still followed, and TRYAGAIN after ioredis's short delay.
+      retryDelayOnFailover: 0,
+      retryDelayOnClusterDown: 0,
+      slotsRefreshTimeout: Math.max(config.commandTimeoutMs, 1_000),
+    },
+  );
+  return cluster;
 }
 
 /**
@@ -77,7 +135,20 @@ export function openRedisConnection(
  * before the first request while one that is down does not stop the service from starting: it
  * answers 503 until Redis returns.
  */
-export async function firstConnectionAttempt(client: Redis, timeoutMs: number): Promise<void> {
+export async function firstConnectionAttempt(
+  client: RedisClient,
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  await attempt(client, timeoutMs);
+  // A cluster is ready once it has the slot map; each master's connection is made after.
+  if (client instanceof Cluster && client.status === 'ready') {
+    const left = Math.max(0, deadline - Date.now());
+    await Promise.all(client.nodes('master').map((node) => attempt(node, left)));
+  }
+}
+
+async function attempt(client: RedisClient, timeoutMs: number): Promise<void> {
   if (client.status === 'ready') return;
   await new Promise<void>((resolve) => {
     const done = () => {
@@ -116,12 +187,36 @@ export async function callRedis<T>(call: () => Promise<T>): Promise<T> {
 }
 
 /**
+ * PING through the client: on a cluster, every master must answer, since a request whose key lives
+ * on the one that does not gets 503. A master known to be disconnected fails at once.
+ */
+export async function pingRedis(client: RedisClient): Promise<void> {
+  if (!(client instanceof Cluster)) {
+    await client.ping();
+    return;
+  }
+  if (client.status !== 'ready') throw new Error(`Redis Cluster client is ${client.status}`);
+  const masters = client.nodes('master');
+  if (masters.length === 0) throw new Error('no Redis Cluster master known');
+  const down = masters.find((node) => node.status !== 'ready' && node.status !== 'wait');
+  if (down !== undefined) {
+    throw new Error(
+      `Redis Cluster master ${down.options.host}:${down.options.port} is ${down.status}`,
+    );
+  }
+  await Promise.all(masters.map((node) => node.ping()));
+}
+
+/**
  * Closes the connection and stops reconnecting. QUIT lets Redis answer what is in flight first;
  * when Redis is down or slow, the socket is dropped instead, so closing never waits on Redis.
  */
-export async function closeRedisConnection(client: Redis): Promise<void> {
+export async function closeRedisConnection(client: RedisClient): Promise<void> {
   if (client.status === 'end') return;
-  if (client.status === 'ready') {
+  // A cluster's QUIT goes to every node and would wait on one that is away.
+  const answering =
+    client instanceof Cluster ? client.nodes().every((node) => node.status === 'ready') : true;
+  if (client.status === 'ready' && answering) {
     try {
       await client.quit();
     } catch {

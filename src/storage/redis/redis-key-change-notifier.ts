@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import { Cluster } from 'ioredis';
 import type { RedisConfig } from '../../config/config.js';
 import type { KeyChangeNotifier } from '../../domain/ports.js';
 import {
@@ -6,6 +6,7 @@ import {
   closeRedisConnection,
   firstConnectionAttempt,
   openRedisConnection,
+  type RedisClient,
   type RedisConnectionOptions,
 } from './redis-connection.js';
 
@@ -13,6 +14,8 @@ type Listener = (keyId: string) => void;
 
 /**
  * Key changes told to every instance over Redis pub/sub, on the channel `<prefix>key-changes`.
+ * On a Redis Cluster it is classic pub/sub, which the cluster bus carries to every node: the
+ * subscriber listens on any one node (ioredis moves it to another when that node is lost).
  * Publishing uses one connection; listening its own, since a subscribed connection can send
  * nothing else. Pub/sub keeps no message: an instance that is disconnected when a change is
  * published misses it, which the key cache lifetime covers (the port is best effort).
@@ -21,8 +24,8 @@ export class RedisKeyChangeNotifier implements KeyChangeNotifier {
   private readonly listeners = new Set<Listener>();
 
   constructor(
-    private readonly publisher: Redis,
-    private readonly subscriber: Redis,
+    private readonly publisher: RedisClient,
+    private readonly subscriber: RedisClient,
     private readonly channel: string,
     private readonly onError: (error: Error) => void = () => {},
   ) {
@@ -45,7 +48,7 @@ export class RedisKeyChangeNotifier implements KeyChangeNotifier {
   }
 
   async publish(keyId: string): Promise<void> {
-    await callRedis(() => this.publisher.publish(this.channel, keyId));
+    await callRedis(() => publishingNode(this.publisher).publish(this.channel, keyId));
   }
 
   /**
@@ -68,6 +71,15 @@ export class RedisKeyChangeNotifier implements KeyChangeNotifier {
   private async listen(): Promise<void> {
     await callRedis(() => this.subscriber.subscribe(this.channel));
   }
+}
+
+/**
+ * Where to PUBLISH: on a cluster any master carries a message to the subscribers of every node,
+ * so pick one that is connected; ioredis would pick at random, a master that is down included.
+ */
+function publishingNode(client: RedisClient): RedisClient {
+  if (!(client instanceof Cluster)) return client;
+  return client.nodes('master').find((node) => node.status === 'ready') ?? client;
 }
 
 /** Opens both connections; like the rate-limit store, it starts even while Redis is down. */

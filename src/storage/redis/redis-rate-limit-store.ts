@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import type { RedisConfig } from '../../config/config.js';
 import type {
   ConsumeOutcome,
@@ -12,6 +11,8 @@ import {
   closeRedisConnection,
   firstConnectionAttempt,
   openRedisConnection,
+  pingRedis,
+  type RedisClient,
   type RedisConnectionOptions,
 } from './redis-connection.js';
 import {
@@ -40,14 +41,14 @@ export const KEY_GRACE_MS = 10_000;
 type ScriptArgument = string | number;
 
 /** The connection with the commands `defineCommand` adds; ioredis cannot type them itself. */
-interface ScriptedRedis extends Redis {
+type ScriptedRedis = RedisClient & {
   rateLimitLease(keyCount: number, ...args: ScriptArgument[]): Promise<unknown>;
   rateLimitGiveBack(keyCount: number, ...args: ScriptArgument[]): Promise<unknown>;
   rateLimitPeek(keyCount: number, ...args: ScriptArgument[]): Promise<unknown>;
   rateLimitLift(keyCount: number, ...args: ScriptArgument[]): Promise<unknown>;
-}
+};
 
-function withScripts(client: Redis): ScriptedRedis {
+function withScripts(client: RedisClient): ScriptedRedis {
   // defineCommand sends EVALSHA and, when Redis answers NOSCRIPT (restarted, SCRIPT FLUSH, a
   // failover), loads the script with EVAL on that connection and runs it again.
   client.defineCommand('rateLimitLease', { lua: LEASE_LUA });
@@ -74,8 +75,6 @@ export interface RedisRateLimitStoreOptions {
  */
 export class RedisRateLimitStore implements RateLimitStore {
   readonly backend = 'redis';
-  /** The shared clock's estimate, when windows follow Redis's TIME; see RedisRateLimitStoreOptions. */
-  readonly now: (() => number) | undefined;
   private readonly client: ScriptedRedis;
   private readonly serverTime: boolean;
   /** Redis's clock less this process's monotonic one, as last seen (never behind it). */
@@ -89,17 +88,21 @@ export class RedisRateLimitStore implements RateLimitStore {
   private lastAnswerAt = Number.NEGATIVE_INFINITY;
 
   constructor(
-    client: Redis,
+    client: RedisClient,
     private readonly keyPrefix: string,
     options: RedisRateLimitStoreOptions = {},
   ) {
     this.client = withScripts(client);
     this.serverTime = options.time === 'redis';
-    this.now = this.serverTime ? () => performance.now() + this.offset : undefined;
     this.timer = setInterval(() => this.giveBackIdle(), LEASE_IDLE_MS);
     this.timer.unref();
     this.heartbeat = setInterval(() => this.beat(), LEASE_TRUST_MS / 3);
     this.heartbeat.unref();
+  }
+
+  /** Redis's clock as estimated here, when windows follow it; see RedisRateLimitStoreOptions. */
+  get sharedTime(): number | undefined {
+    return this.serverTime ? performance.now() + this.offset : undefined;
   }
 
   async consume(request: ConsumeRequest): Promise<ConsumeOutcome> {
@@ -181,7 +184,7 @@ export class RedisRateLimitStore implements RateLimitStore {
   }
 
   async ping(): Promise<void> {
-    await callRedis(() => this.client.ping());
+    await callRedis(() => pingRedis(this.client));
   }
 
   async close(): Promise<void> {
@@ -299,8 +302,7 @@ export class RedisRateLimitStore implements RateLimitStore {
     if (this.beating || this.subjects.size === 0 || this.client.status !== 'ready') return;
     this.beating = true;
     const sentAt = performance.now();
-    this.client
-      .ping()
+    pingRedis(this.client)
       .then(() => {
         this.lastAnswerAt = Math.max(this.lastAnswerAt, sentAt);
       })
@@ -316,7 +318,7 @@ export class RedisRateLimitStore implements RateLimitStore {
   }
 
   private timeOf(callerNow: number): number {
-    return this.now ? this.now() : callerNow;
+    return this.sharedTime ?? callerNow;
   }
 
   private timeArgument(callerNow: number): number {

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, RawBuilder } from 'kysely';
 import type { Database } from './database.js';
 
 /**
@@ -11,7 +11,8 @@ const PET_COLUMNS = ['id', 'name', 'category_id', 'status'] as const;
 
 export interface ListParams {
   afterId: number;
-  limit: number;
+  /** A parameter, or a literal in the SQL text (PostgreSQL's prepared pages: postgres-pet-store.ts). */
+  limit: number | RawBuilder<number>;
 }
 
 export interface NewPetRow {

@@ -1,4 +1,5 @@
 import { type Kysely, type Migration, sql } from 'kysely';
+import { sharedMigrations } from '../sql/shared-migrations.js';
 
 /** Dated, ordered, each with its way back. Imported statically so src/ and dist/ behave alike. */
 export const SQLITE_MIGRATIONS: Record<string, Migration> = {
@@ -119,73 +120,9 @@ export const SQLITE_MIGRATIONS: Record<string, Migration> = {
       await sql`DROP TABLE store_generation`.execute(db);
     },
   },
-  '2026-12-01-08-key-life': {
-    async up(db: Kysely<unknown>) {
-      await sql`ALTER TABLE api_keys ADD COLUMN expires_at INTEGER NULL`.execute(db);
-      await sql`ALTER TABLE api_keys ADD COLUMN previous_hash TEXT NULL`.execute(db);
-      await sql`ALTER TABLE api_keys ADD COLUMN previous_hash_expires_at INTEGER NULL`.execute(db);
-      // Lookups by either secret's hash; a hash is current or previous of at most one key.
-      await sql`CREATE UNIQUE INDEX api_keys_previous_hash ON api_keys (previous_hash)`.execute(db);
-      // The background sweep that records the end of bans.
-      await sql`CREATE INDEX api_keys_banned_until ON api_keys (banned_until)`.execute(db);
-      // seq orders records appended in the same millisecond as they were appended.
-      await sql`CREATE TABLE key_audit (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-        id TEXT NOT NULL UNIQUE,
-        key_id TEXT NOT NULL,
-        at INTEGER NOT NULL,
-        action TEXT NOT NULL,
-        changes TEXT NOT NULL,
-        actor TEXT NOT NULL
-      )`.execute(db);
-      await sql`CREATE INDEX key_audit_key_at ON key_audit (key_id, at)`.execute(db);
-      await sql`CREATE INDEX key_audit_at ON key_audit (at)`.execute(db);
-      await sql`CREATE TABLE key_usage (
-        key_id TEXT NOT NULL,
-        day TEXT NOT NULL,
-        admitted INTEGER NOT NULL,
-        refused INTEGER NOT NULL,
-        PRIMARY KEY (key_id, day)
-      )`.execute(db);
-      await sql`CREATE INDEX key_usage_day ON key_usage (day)`.execute(db);
-    },
-    async down(db: Kysely<unknown>) {
-      await sql`DROP TABLE key_usage`.execute(db);
-      await sql`DROP TABLE key_audit`.execute(db);
-      await sql`DROP INDEX api_keys_banned_until`.execute(db);
-      await sql`DROP INDEX api_keys_previous_hash`.execute(db);
-      await sql`ALTER TABLE api_keys DROP COLUMN previous_hash_expires_at`.execute(db);
-      await sql`ALTER TABLE api_keys DROP COLUMN previous_hash`.execute(db);
-      await sql`ALTER TABLE api_keys DROP COLUMN expires_at`.execute(db);
-    },
-  },
-  '2026-12-01-09-admin-tokens': {
-    async up(db: Kysely<unknown>) {
-      await sql`CREATE TABLE admin_tokens (
-        id TEXT PRIMARY KEY,
-        name TEXT NOT NULL,
-        hash TEXT NOT NULL UNIQUE,
-        display_prefix TEXT NOT NULL,
-        created_at INTEGER NOT NULL,
-        last_used_at INTEGER NULL,
-        revoked_at INTEGER NULL
-      )`.execute(db);
-      await sql`CREATE TABLE admin_idempotency (
-        token_id TEXT NOT NULL,
-        key_hash TEXT NOT NULL,
-        fingerprint TEXT NOT NULL,
-        created_at INTEGER NOT NULL,
-        status INTEGER NULL,
-        sealed TEXT NULL,
-        PRIMARY KEY (token_id, key_hash)
-      )`.execute(db);
-      await sql`CREATE INDEX admin_idempotency_created_at ON admin_idempotency (created_at)`.execute(
-        db,
-      );
-    },
-    async down(db: Kysely<unknown>) {
-      await sql`DROP TABLE admin_idempotency`.execute(db);
-      await sql`DROP TABLE admin_tokens`.execute(db);
-    },
-  },
+  ...sharedMigrations({
+    integer: 'INTEGER',
+    text: 'TEXT',
+    seqPrimaryKey: 'INTEGER PRIMARY KEY AUTOINCREMENT',
+  }),
 };

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Storage } from '../../domain/ports.js';
+import { NO_STORAGE_OBSERVER, type StorageObserver } from '../observer.js';
 import type { DialectTraits } from '../sql/dialect-traits.js';
 import { migrate } from '../sql/migrate.js';
 import { SqlAdminIdempotencyStore } from '../sql/sql-admin-idempotency-store.js';
@@ -30,9 +31,13 @@ const SQLITE_TRAITS: DialectTraits = {
   nextKeySeq: '(SELECT coalesce(max(seq), 0) + 1 FROM api_keys)',
 };
 
-export function createSqliteStorage(path: string, options: SqliteOpenOptions = {}): SqliteStorage {
+export function createSqliteStorage(
+  path: string,
+  options: SqliteOpenOptions = {},
+  observer: StorageObserver = NO_STORAGE_OBSERVER,
+): SqliteStorage {
   const { db, raw } = openSqlite(path, options);
-  const writer = new SqliteWriter(db, raw, path);
+  const writer = new SqliteWriter(db, raw, path, observer);
   const generation = new SqliteStoreGeneration(raw, path);
   // The file this process opened. Deleted or replaced under a running server, writes would still
   // succeed into a file no one will ever open again: /readyz says so rather than stay ready.

@@ -4,6 +4,7 @@ import type { Compilable, CompiledQuery, Kysely } from 'kysely';
 import { DependencyUnavailableError } from '../../domain/errors.js';
 import { MAX_PET_ID } from '../../domain/pets/pet.js';
 import type { DurabilitySettings } from '../../domain/ports.js';
+import { NO_STORAGE_OBSERVER, type StorageObserver } from '../observer.js';
 import type { Database } from '../sql/database.js';
 import type { SqlWrites } from '../sql/dialect-traits.js';
 import { GroupCommit, type Settled } from '../sql/group-commit.js';
@@ -88,21 +89,30 @@ export class SqliteWriter implements SqlWrites {
   private probedAt = 0;
   /** Set by close(): new writes are refused; past the deadline, waiting ones are failed. */
   private closing: { expired: boolean } | undefined;
+  /** Writes submitted and not answered yet (the observer's queue depth). */
+  private unanswered = 0;
 
   constructor(
     private readonly db: Kysely<Database>,
     private readonly raw: BetterSqlite3.Database,
     /** The database file, or `:memory:`. */
     private readonly path: string,
+    private readonly observer: StorageObserver = NO_STORAGE_OBSERVER,
   ) {
     this.group = new GroupCommit({ maxInFlight: 1, commit: (entries) => this.commit(entries) });
+    observer.watchCommitQueue(() => this.unanswered);
   }
 
   async write(write: WorkerWrite): Promise<WriteOutcome> {
     if (this.closing !== undefined) throw this.unavailable('the SQLite writer is closing');
-    const outcome = await this.group.submit({ write, at: performance.now() });
-    if (outcome === undefined) throw new Error('a write answered as a probe');
-    return outcome;
+    this.unanswered += 1;
+    try {
+      const outcome = await this.group.submit({ write, at: performance.now() });
+      if (outcome === undefined) throw new Error('a write answered as a probe');
+      return outcome;
+    } finally {
+      this.unanswered -= 1;
+    }
   }
 
   async run(statements: readonly CompiledQuery[]): Promise<number[]> {
@@ -212,7 +222,11 @@ export class SqliteWriter implements SqlWrites {
       for (const probe of probes) {
         await this.open().probe(probe.write.kind === 'probe' && probe.write.commit);
       }
-      if (writes.length > 0) results = await this.open().commit(writes);
+      if (writes.length > 0) {
+        const started = performance.now();
+        results = await this.open().commit(writes);
+        this.observer.commitDone(writes.length, (performance.now() - started) / 1000);
+      }
       if (fresh.length > 0) this.failure = undefined;
     } catch (error) {
       this.noteFailure(error);

@@ -78,4 +78,18 @@ describe('admin API bad input: 400 with the field named, before anything changes
     expect(broken.status).toBe(400);
     expect(broken.body).toMatchObject({ code: 'invalid_json' });
   });
+
+  it('refuses to roll a revoked key with 409 key_revoked, and prints no secret', async () => {
+    const key = await token();
+    const made = await adminCall(server(), 'POST', '/admin/v1/keys', {
+      key,
+      body: { plan: 'free' },
+    });
+    const { id } = (made.body as { key: { id: string } }).key;
+    await adminCall(server(), 'POST', `/admin/v1/keys/${id}/revoke`, { key });
+    const roll = await adminCall(server(), 'POST', `/admin/v1/keys/${id}/roll`, { key, body: {} });
+    expect(roll.status).toBe(409);
+    expect(roll.body).toMatchObject({ code: 'key_revoked', status: 409 });
+    expect(JSON.stringify(roll.body)).not.toMatch(/pa_(live|test)_/);
+  });
 });

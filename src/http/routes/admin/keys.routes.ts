@@ -278,6 +278,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRoutesDependenc
             'invalid_json',
             'invalid_parameter',
             'key_not_found',
+            'key_revoked',
             'idempotency_key_in_use',
             'payload_too_large',
             'unsupported_media_type',

@@ -1,0 +1,95 @@
+import { type Kysely, type Migration, sql } from 'kysely';
+
+/**
+ * How one engine spells the column types of the migrations both engines share. Only the spelling
+ * differs: every integer holds a JavaScript-safe number on both, and `seq` orders rows by insertion.
+ */
+export interface MigrationTypes {
+  /** bigint on PostgreSQL (read back as a bigint), INTEGER on SQLite. */
+  integer: string;
+  text: string;
+  /** An insertion-ordered primary key: an identity on PostgreSQL, AUTOINCREMENT on SQLite. */
+  seqPrimaryKey: string;
+}
+
+/**
+ * The migrations from key life on: the same tables on both engines, so written once. (The earlier
+ * ones stay in each engine's file as they were applied: their checks and identities differ.)
+ */
+export function sharedMigrations(types: MigrationTypes): Record<string, Migration> {
+  const int = sql.raw(types.integer);
+  const text = sql.raw(types.text);
+  return {
+    '2026-12-01-08-key-life': {
+      async up(db: Kysely<unknown>) {
+        await sql`ALTER TABLE api_keys ADD COLUMN expires_at ${int} NULL`.execute(db);
+        await sql`ALTER TABLE api_keys ADD COLUMN previous_hash ${text} NULL`.execute(db);
+        await sql`ALTER TABLE api_keys ADD COLUMN previous_hash_expires_at ${int} NULL`.execute(db);
+        // Lookups by either secret's hash; a hash is current or previous of at most one key.
+        await sql`CREATE UNIQUE INDEX api_keys_previous_hash ON api_keys (previous_hash)`.execute(
+          db,
+        );
+        // The background sweep that records the end of bans.
+        await sql`CREATE INDEX api_keys_banned_until ON api_keys (banned_until)`.execute(db);
+        // seq orders records appended in the same millisecond as they were appended.
+        await sql`CREATE TABLE key_audit (
+          seq ${sql.raw(types.seqPrimaryKey)},
+          id ${text} NOT NULL UNIQUE,
+          key_id ${text} NOT NULL,
+          at ${int} NOT NULL,
+          action ${text} NOT NULL,
+          changes ${text} NOT NULL,
+          actor ${text} NOT NULL
+        )`.execute(db);
+        await sql`CREATE INDEX key_audit_key_at ON key_audit (key_id, at)`.execute(db);
+        await sql`CREATE INDEX key_audit_at ON key_audit (at)`.execute(db);
+        await sql`CREATE TABLE key_usage (
+          key_id ${text} NOT NULL,
+          day ${text} NOT NULL,
+          admitted ${int} NOT NULL,
+          refused ${int} NOT NULL,
+          PRIMARY KEY (key_id, day)
+        )`.execute(db);
+        await sql`CREATE INDEX key_usage_day ON key_usage (day)`.execute(db);
+      },
+      async down(db: Kysely<unknown>) {
+        await sql`DROP TABLE key_usage`.execute(db);
+        await sql`DROP TABLE key_audit`.execute(db);
+        await sql`DROP INDEX api_keys_banned_until`.execute(db);
+        await sql`DROP INDEX api_keys_previous_hash`.execute(db);
+        await sql`ALTER TABLE api_keys DROP COLUMN previous_hash_expires_at`.execute(db);
+        await sql`ALTER TABLE api_keys DROP COLUMN previous_hash`.execute(db);
+        await sql`ALTER TABLE api_keys DROP COLUMN expires_at`.execute(db);
+      },
+    },
+    '2026-12-01-09-admin-tokens': {
+      async up(db: Kysely<unknown>) {
+        await sql`CREATE TABLE admin_tokens (
+          id ${text} PRIMARY KEY,
+          name ${text} NOT NULL,
+          hash ${text} NOT NULL UNIQUE,
+          display_prefix ${text} NOT NULL,
+          created_at ${int} NOT NULL,
+          last_used_at ${int} NULL,
+          revoked_at ${int} NULL
+        )`.execute(db);
+        await sql`CREATE TABLE admin_idempotency (
+          token_id ${text} NOT NULL,
+          key_hash ${text} NOT NULL,
+          fingerprint ${text} NOT NULL,
+          created_at ${int} NOT NULL,
+          status ${int} NULL,
+          sealed ${text} NULL,
+          PRIMARY KEY (token_id, key_hash)
+        )`.execute(db);
+        await sql`CREATE INDEX admin_idempotency_created_at ON admin_idempotency (created_at)`.execute(
+          db,
+        );
+      },
+      async down(db: Kysely<unknown>) {
+        await sql`DROP TABLE admin_idempotency`.execute(db);
+        await sql`DROP TABLE admin_tokens`.execute(db);
+      },
+    },
+  };
+}
