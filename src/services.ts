@@ -137,7 +137,12 @@ export async function createServices(
     let rateLimits = options.rateLimits;
     if (rateLimits === undefined) {
       rateLimits = redis
-        ? await redis.createRedisRateLimitStore(redis.config, { onError: onRedisError })
+        ? await redis.createRedisRateLimitStore(
+            redis.config,
+            { onError: onRedisError },
+            // A clock passed in (tests) owns time; a server's windows follow Redis's clock.
+            { time: options.clock ? 'caller' : 'redis' },
+          )
         : new MemoryRateLimitStore(clock);
       owned.push(rateLimits);
     }
@@ -180,6 +185,11 @@ export async function createServices(
       after: config.banAfter,
       durationMs: config.banSeconds * 1000,
     });
+    // A changed key's leased quota and known ban are dropped at once (also in tests' servers,
+    // which run no background work); while Redis is down the notifier subscribes when it returns.
+    await keyChanges
+      .subscribe((id) => void limiter.keyChanged(id).catch(() => undefined))
+      .catch(() => undefined);
     const copies = new StoreCopies(storage.generation, {
       budgets: COPY_BUDGET_BYTES,
       onDropped: ({ from, to, copies: dropped }) =>

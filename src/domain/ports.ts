@@ -260,8 +260,22 @@ export interface RateLimitStore {
   consume(request: ConsumeRequest): Promise<ConsumeOutcome>;
   /** What each window has counted, counting nothing. */
   peek(subject: string, windows: readonly LimitWindow[], now: number): Promise<number[]>;
-  /** Ends a live ban that started at or before `liftedAt`, and forgets refusals counted so far. */
-  lift(subject: string, liftedAt: number): Promise<void>;
+  /**
+   * Ends a live ban that started at or before `liftedAt` (by default: now, on the store's clock),
+   * and forgets refusals counted so far.
+   */
+  lift(subject: string, liftedAt?: number): Promise<void>;
+  /**
+   * Drops what this instance holds of a subject (a leased quota, a ban it knows of) because its
+   * key changed elsewhere: revoked, unbanned, another plan. The shared counts stay.
+   */
+  forget(subject: string): Promise<void>;
+  /**
+   * Now (epoch ms) on the clock of a store that keeps windows and bans on one of its own (Redis's,
+   * shared by every instance); the limiter reads time from it rather than from its own clock. A
+   * value, not a method, so that decorators timing the port's methods leave it alone.
+   */
+  readonly sharedTime?: number | undefined;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

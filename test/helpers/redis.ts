@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +22,16 @@ export function testRedisConfig(overrides: Partial<RedisConfig> = {}): RedisConf
 /** A plain connection for looking at what the code under test wrote. */
 export function adminClient(url: string = serviceUrl.redis): Redis {
   return new Redis(url, { maxRetriesPerRequest: 1, commandTimeout: 5_000, lazyConnect: true });
+}
+
+/** One section of INFO from the Redis at `url`. */
+export async function redisInfo(url: string, section: string): Promise<string> {
+  const admin = adminClient(url);
+  try {
+    return await admin.info(section);
+  } finally {
+    admin.disconnect();
+  }
 }
 
 /** Every key that starts with `prefix` (the prefixes tests use hold no glob characters). */
@@ -146,6 +156,23 @@ export class PrivateRedis {
     const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
     await exited(child);
     clearTimeout(timer);
+  }
+
+  /** The redis-server's process id, as it reports it. */
+  async pid(): Promise<number> {
+    const admin = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    try {
+      return Number(/process_id:(\d+)/.exec(await admin.info('server'))?.[1]);
+    } finally {
+      admin.disconnect();
+    }
+  }
+
+  /** CPU time (ms, user and system) a process has used, from /proc. */
+  static cpuMs(pid: number): number {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    // utime and stime: fields 14 and 15 of stat, 12 and 13 after the command's closing paren.
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
   }
 
   /** Freezes the server: connections stay open, nothing is answered. */

@@ -100,6 +100,28 @@ export function describeRateLimitStoreContract(
       await expect(store.peek(who, windows(60, 1000), T0)).resolves.toEqual([60, 60]);
     });
 
+    it('counts a high limit exactly, request by request, as one instance sees it', async () => {
+      const who = subject();
+      const w = windows(10_000, 100_000);
+      for (let i = 1; i <= 500; i++) {
+        const outcome = await consume(who, w, T0 + i);
+        expect(outcome).toEqual({ kind: 'allowed', used: [i, i] });
+      }
+      await expect(store.peek(who, w, T0 + 600)).resolves.toEqual([500, 500]);
+    });
+
+    it('grants a high limit exactly up to it under concurrency, and refuses past it', async () => {
+      const who = subject();
+      const w = windows(1_000, 100_000);
+      const outcomes = await Promise.all(
+        Array.from({ length: 1_200 }, (_, i) => consume(who, w, T0 + (i % 50))),
+      );
+      const allowed = outcomes.filter((o) => o.kind === 'allowed');
+      expect(allowed).toHaveLength(1_000);
+      expect(new Set(allowed.map((o) => o.used[0])).size).toBe(1_000);
+      await expect(store.peek(who, w, T0 + 60)).resolves.toEqual([1_000, 1_000]);
+    });
+
     describe('bans', () => {
       const ban = { after: 2, durationMs: 120_000 };
 

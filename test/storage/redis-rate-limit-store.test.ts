@@ -222,6 +222,10 @@ if (await requireService('redis', SUITE)) {
         const request = { subject: who, windows: windows(1, 100), now: T0, ban };
         for (let i = 0; i < 3; i++) await consume(request);
         await other.lift(who, T0);
+        // A ban is known locally until it ends, or until the key-change notice of the unban
+        // (which services.ts turns into forget) reaches this instance.
+        await expect(consume(request)).resolves.toMatchObject({ kind: 'banned' });
+        await store.forget(who);
         await expect(consume(request)).resolves.toMatchObject({ kind: 'limited' });
       });
     });

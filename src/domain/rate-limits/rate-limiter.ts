@@ -112,7 +112,7 @@ export class RateLimiter {
 
   /** Counts one request of an authenticated key, or refuses it. */
   async hitKey(key: ApiKeyRecord, limits: Limits): Promise<RateDecision> {
-    const now = this.clock.now();
+    const now = this.now();
     const windows = keyWindows(limits);
     const subject = keySubject(key.id);
     // A ban recorded in storage outlives a restart of an in-memory store.
@@ -144,7 +144,7 @@ export class RateLimiter {
    * any window until it may retry. Rate limiting fails closed, and the headers say so.
    */
   unknownState(limits: Limits | undefined, retryAfterSeconds: number): RateState {
-    const now = this.clock.now();
+    const now = this.now();
     const windows = (limits ? keyWindows(limits) : ADDRESS_WINDOWS).map((w) => ({
       name: w.name,
       limit: w.limit,
@@ -155,14 +155,22 @@ export class RateLimiter {
     return { windows, inForce: windowInForce(windows), decidedAt: now };
   }
 
-  /** Ends a key's live ban at once (`keys unban`), where the store is shared with the servers. */
+  /**
+   * Ends a key's live ban at once (`keys unban`), where the store is shared with the servers: any
+   * ban started until now on the store's clock, whatever this host's clock says.
+   */
   liftBan(keyId: string): Promise<void> {
-    return this.store.lift(keySubject(keyId), this.clock.now());
+    return this.store.lift(keySubject(keyId));
+  }
+
+  /** A key changed on some instance: what this one holds of its budget is dropped. */
+  keyChanged(keyId: string): Promise<void> {
+    return this.store.forget(keySubject(keyId));
   }
 
   /** Whether the address budget has room, counting nothing: asked before any key lookup. */
   async peekAddress(address: string): Promise<RateDecision> {
-    const now = this.clock.now();
+    const now = this.now();
     const used = await this.store.peek(addressSubject(address), ADDRESS_WINDOWS, now);
     const states = describe(ADDRESS_WINDOWS, used, now);
     const refused = ADDRESS_WINDOWS.flatMap((w, i) => ((used[i] ?? 0) >= w.limit ? [i] : []));
@@ -173,7 +181,7 @@ export class RateLimiter {
 
   /** Counts one request without a valid key against its address, or refuses it. */
   async hitAddress(address: string): Promise<RateDecision> {
-    const now = this.clock.now();
+    const now = this.now();
     const outcome = await this.store.consume({
       subject: addressSubject(address),
       windows: ADDRESS_WINDOWS,
@@ -181,6 +189,11 @@ export class RateLimiter {
     });
     if (outcome.kind === 'banned') throw new Error('addresses are never banned');
     return this.decide(outcome, describe(ADDRESS_WINDOWS, outcome.used, now), now);
+  }
+
+  /** The store's clock when it keeps one (Redis's, shared by every instance), else ours. */
+  private now(): number {
+    return this.store.sharedTime ?? this.clock.now();
   }
 
   private decide(

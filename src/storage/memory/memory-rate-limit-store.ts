@@ -161,12 +161,15 @@ export class MemoryRateLimitStore implements RateLimitStore {
     );
   }
 
-  async lift(subject: string, liftedAt: number): Promise<void> {
+  async lift(subject: string, liftedAt: number = this.clock.now()): Promise<void> {
     const entry = this.entries.get(subject);
     if (entry?.ban === undefined || entry.ban.startedAt > liftedAt) return;
     entry.ban = undefined;
     forgetRefusals(entry.slots);
   }
+
+  /** Nothing to drop: this store is the only copy of its counts. */
+  async forget(): Promise<void> {}
 
   async ping(): Promise<void> {}
 

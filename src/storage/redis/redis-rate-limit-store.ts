@@ -3,6 +3,7 @@ import type {
   ConsumeOutcome,
   ConsumeRequest,
   LimitWindow,
+  LiveBan,
   RateLimitStore,
 } from '../../domain/ports.js';
 import {
@@ -14,171 +15,172 @@ import {
   type RedisClient,
   type RedisConnectionOptions,
 } from './redis-connection.js';
+import {
+  floorsAfter,
+  type Lease,
+  LEASE_IDLE_MS,
+  LEASE_TRUST_MS,
+  leaseCap,
+  leaseFits,
+  leaseOf,
+  MAX_SUBJECTS,
+  newState,
+  nextLeaseSize,
+  type SubjectState,
+  usedSeen,
+} from './rate-limit-leases.js';
+import { GIVE_BACK_LUA, LEASE_LUA, LIFT_LUA, PEEK_LUA } from './rate-limit-scripts.js';
 
 /**
  * How long a key outlives the end of its window or ban. The key names its window, so an old
- * window's key is never read again and this margin only delays its removal. It absorbs the
- * milliseconds between two requests at the very end of a window and clock differences between
- * instances: an instance a second behind must still find the window's count.
+ * window's key is never read again and this margin only delays its removal (and lets a lease
+ * of an ended window be given back to the longer windows it was also counted in).
  */
 export const KEY_GRACE_MS = 10_000;
-
-/*
- * Keys of one subject, all sharing the hash tag `{subject}` so a script touching them runs on one
- * Redis Cluster node:
- *   <prefix>{<subject>}:<lengthMs>:<window number>  hash {used, refused}: one window's requests
- *       counted and 429s given; expires KEY_GRACE_MS after that window ends.
- *   <prefix>{<subject>}:ban                         hash {startedAt, until}; expires KEY_GRACE_MS
- *       after the ban ends.
- * Times are the `now` the caller passes (its clock), never Redis TIME, so windows follow the same
- * clock as the responses' headers and tests move time. TTLs are therefore relative (PEXPIRE,
- * measured from `now`) rather than absolute: an absolute end would be read on Redis's clock.
- */
-
-/**
- * KEYS: the ban key, then one key per window in request order.
- * ARGV: now, ban `after` (-1: no ban rules), the end and the TTL of a ban starting now; then per
- * window its limit and its TTL. Same rules as MemoryRateLimitStore; the whole check runs atomically in Redis, so the
- * limits are exact across every instance.
- * Returns {'allowed', used} | {'limited', used, refused (0-based)} |
- *         {'banned', used, startedAt, until, started (0/1)}.
- */
-const CONSUME_LUA = `
-local windows = #KEYS - 1
-local now = tonumber(ARGV[1])
-local after = tonumber(ARGV[2])
-local used = {}
-for i = 1, windows do
-  used[i] = tonumber(redis.call('HGET', KEYS[i + 1], 'used') or '0')
-end
-
-local ban = redis.call('HMGET', KEYS[1], 'startedAt', 'until')
-if ban[1] then
-  if tonumber(ban[2]) > now then
-    return {'banned', used, ban[1], ban[2], 0}
-  end
-  redis.call('DEL', KEYS[1])
-end
-
-local refused = {}
-for i = 1, windows do
-  if used[i] >= tonumber(ARGV[3 + 2 * i]) then refused[#refused + 1] = i end
-end
-
-if #refused == 0 then
-  for i = 1, windows do
-    used[i] = redis.call('HINCRBY', KEYS[i + 1], 'used', 1)
-    redis.call('PEXPIRE', KEYS[i + 1], ARGV[4 + 2 * i])
-  end
-  return {'allowed', used}
-end
-
--- The first 429 in a window is free, after more are tolerated, the next one starts a ban.
-local startBan = false
-for _, i in ipairs(refused) do
-  -- The key may be new here (a limit of 0), so it gets its TTL like any other write.
-  local count = redis.call('HINCRBY', KEYS[i + 1], 'refused', 1)
-  redis.call('PEXPIRE', KEYS[i + 1], ARGV[4 + 2 * i])
-  if after >= 0 and count > after + 1 then startBan = true end
-end
-
-if startBan then
-  redis.call('HSET', KEYS[1], 'startedAt', ARGV[1], 'until', ARGV[3])
-  redis.call('PEXPIRE', KEYS[1], ARGV[4])
-  -- A ban settles the offence: after it, the key gets its full tolerance again.
-  for i = 1, windows do redis.call('HDEL', KEYS[i + 1], 'refused') end
-  return {'banned', used, ARGV[1], ARGV[3], 1}
-end
-
-local indexes = {}
-for n, i in ipairs(refused) do indexes[n] = i - 1 end
-return {'limited', used, indexes}
-`;
-
-/** KEYS: one key per window. Returns what each has counted. */
-const PEEK_LUA = `
-local used = {}
-for i = 1, #KEYS do
-  used[i] = tonumber(redis.call('HGET', KEYS[i], 'used') or '0')
-end
-return used
-`;
-
-/**
- * KEYS: the ban key. ARGV: liftedAt. Refusals need no forgetting here: a ban clears them when it
- * starts and requests during a ban count none, so while a ban key exists every count is zero.
- */
-const LIFT_LUA = `
-local startedAt = redis.call('HGET', KEYS[1], 'startedAt')
-if startedAt and tonumber(startedAt) <= tonumber(ARGV[1]) then
-  redis.call('DEL', KEYS[1])
-end
-return 0
-`;
 
 type ScriptArgument = string | number;
 
 /** The connection with the commands `defineCommand` adds; ioredis cannot type them itself. */
 type ScriptedRedis = RedisClient & {
-  rateLimitConsume(keyCount: number, ...args: ScriptArgument[]): Promise<unknown>;
-  rateLimitPeek(keyCount: number, ...keys: string[]): Promise<unknown>;
-  rateLimitLift(keyCount: number, banKey: string, liftedAt: number): Promise<unknown>;
+  rateLimitLease(keyCount: number, ...args: ScriptArgument[]): Promise<unknown>;
+  rateLimitGiveBack(keyCount: number, ...args: ScriptArgument[]): Promise<unknown>;
+  rateLimitPeek(keyCount: number, ...args: ScriptArgument[]): Promise<unknown>;
+  rateLimitLift(keyCount: number, ...args: ScriptArgument[]): Promise<unknown>;
 };
 
 function withScripts(client: RedisClient): ScriptedRedis {
   // defineCommand sends EVALSHA and, when Redis answers NOSCRIPT (restarted, SCRIPT FLUSH, a
   // failover), loads the script with EVAL on that connection and runs it again.
-  client.defineCommand('rateLimitConsume', { lua: CONSUME_LUA });
+  client.defineCommand('rateLimitLease', { lua: LEASE_LUA });
+  client.defineCommand('rateLimitGiveBack', { lua: GIVE_BACK_LUA });
   client.defineCommand('rateLimitPeek', { lua: PEEK_LUA, readOnly: true });
   client.defineCommand('rateLimitLift', { lua: LIFT_LUA });
   return client as ScriptedRedis;
 }
 
-const windowNumber = (window: LimitWindow, now: number) => Math.floor(now / window.lengthMs);
+export interface RedisRateLimitStoreOptions {
+  /**
+   * `redis` (what the service uses): windows and bans on the Redis server's clock (TIME inside
+   * each script), one clock for every instance whatever theirs say; the store's `now()` estimates
+   * it. `caller`: on the `now` each call passes, so tests can move time.
+   */
+  time?: 'redis' | 'caller';
+}
 
 /**
- * Counters and bans in Redis, shared by every instance of the service. Each consume is one script
- * run (one round trip); a failure of Redis rejects with DependencyUnavailableError, never hangs.
+ * Counters and bans in Redis, shared by every instance of the service. An instance leases a block
+ * of a subject's remaining quota in one script run and spends it locally (one request per lease
+ * for small limits, so they stay exact request by request); a ban Redis reported is refused
+ * locally until it ends. A failure of Redis rejects with DependencyUnavailableError, never hangs.
  */
 export class RedisRateLimitStore implements RateLimitStore {
   readonly backend = 'redis';
   private readonly client: ScriptedRedis;
+  private readonly serverTime: boolean;
+  /** Redis's clock less this process's monotonic one, as last seen (never behind it). */
+  private offset = Date.now() - performance.now();
+  /** By subject, least recently used first. */
+  private readonly subjects = new Map<string, SubjectState>();
+  private readonly timer: NodeJS.Timeout;
+  private readonly heartbeat: NodeJS.Timeout;
+  private beating = false;
+  /** When Redis last answered a script (monotonic ms). */
+  private lastAnswerAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     client: RedisClient,
     private readonly keyPrefix: string,
+    options: RedisRateLimitStoreOptions = {},
   ) {
     this.client = withScripts(client);
+    this.serverTime = options.time === 'redis';
+    this.timer = setInterval(() => this.giveBackIdle(), LEASE_IDLE_MS);
+    this.timer.unref();
+    this.heartbeat = setInterval(() => this.beat(), LEASE_TRUST_MS / 3);
+    this.heartbeat.unref();
+  }
+
+  /** Redis's clock as estimated here, when windows follow it; see RedisRateLimitStoreOptions. */
+  get sharedTime(): number | undefined {
+    return this.serverTime ? performance.now() + this.offset : undefined;
   }
 
   async consume(request: ConsumeRequest): Promise<ConsumeOutcome> {
-    const { subject, windows, now, ban } = request;
-    const keys = [this.banKey(subject), ...windows.map((w) => this.windowKey(subject, w, now))];
-    const args: ScriptArgument[] = [
-      now,
-      ban ? ban.after : -1,
-      ban ? now + ban.durationMs : 0,
-      ban ? Math.ceil(ban.durationMs + KEY_GRACE_MS) : 0,
-    ];
-    for (const window of windows) {
-      const endsAt = (windowNumber(window, now) + 1) * window.lengthMs;
-      args.push(window.limit, Math.ceil(endsAt - now + KEY_GRACE_MS));
+    const { subject, windows } = request;
+    const state = this.state(subject);
+    for (;;) {
+      const now = this.timeOf(request.now);
+      if (state.ban !== undefined) {
+        if (state.ban.until > now) return this.localBan(state, state.ban, windows, now);
+        state.ban = undefined;
+      }
+      const lease = state.lease;
+      if (
+        lease !== undefined &&
+        lease.left > 0 &&
+        leaseFits(lease, windows, now) &&
+        this.answering()
+      ) {
+        lease.left -= 1;
+        state.served += 1;
+        state.touchedAt = performance.now();
+        return { kind: 'allowed', used: usedSeen(lease) };
+      }
+      const cap = leaseCap(windows);
+      // With leases of one request each, concurrent requests ask Redis each, as before leases.
+      if (cap > 1 && state.pending !== undefined) {
+        await state.pending;
+        continue;
+      }
+      const asked = this.lease(subject, state, request, cap);
+      if (cap > 1) {
+        // Settles with the lease, never rejects: the waiters only need to know it is over.
+        const pending: Promise<unknown> = asked.then(
+          () => undefined,
+          () => undefined,
+        );
+        state.pending = pending;
+        void pending.then(() => {
+          if (state.pending === pending) state.pending = undefined;
+        });
+      }
+      return await asked;
     }
-    const reply = await callRedis(() =>
-      this.client.rateLimitConsume(keys.length, ...keys, ...args),
-    );
-    return parseOutcome(reply, windows.length);
   }
 
   async peek(subject: string, windows: readonly LimitWindow[], now: number): Promise<number[]> {
     if (windows.length === 0) return [];
-    const keys = windows.map((w) => this.windowKey(subject, w, now));
-    const reply = await callRedis(() => this.client.rateLimitPeek(keys.length, ...keys));
-    return counts(reply, windows.length);
+    const sentAt = performance.now();
+    const reply = await callRedis(() =>
+      this.client.rateLimitPeek(
+        1,
+        this.banKey(subject),
+        this.timeArgument(now),
+        KEY_GRACE_MS,
+        ...windows.map((w) => w.lengthMs),
+      ),
+    );
+    const values = counts(reply, windows.length + 1);
+    const at = this.sawTime(values.pop() as number, sentAt);
+    const lease = this.subjects.get(subject)?.lease;
+    if (lease === undefined || !leaseFits(lease, windows, at)) return values;
+    return values.map((count) => count - lease.left);
   }
 
-  async lift(subject: string, liftedAt: number): Promise<void> {
-    await callRedis(() => this.client.rateLimitLift(1, this.banKey(subject), liftedAt));
+  async lift(subject: string, liftedAt?: number): Promise<void> {
+    const state = this.subjects.get(subject);
+    if (state?.ban !== undefined && (liftedAt === undefined || state.ban.startedAt <= liftedAt)) {
+      state.ban = undefined;
+    }
+    const at = liftedAt ?? (this.serverTime ? -1 : Date.now());
+    await callRedis(() => this.client.rateLimitLift(1, this.banKey(subject), at, KEY_GRACE_MS));
+  }
+
+  async forget(subject: string): Promise<void> {
+    const state = this.subjects.get(subject);
+    if (state === undefined) return;
+    this.subjects.delete(subject);
+    await this.giveBack(subject, state.lease);
   }
 
   async ping(): Promise<void> {
@@ -186,15 +188,155 @@ export class RedisRateLimitStore implements RateLimitStore {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.timer);
+    clearInterval(this.heartbeat);
+    // Unspent leases go back, so the instances that stay have the quota; a Redis that does not
+    // answer only strands them until their windows end.
+    const held = [...this.subjects].map(([subject, state]) => this.giveBack(subject, state.lease));
+    this.subjects.clear();
+    await Promise.allSettled(held);
     await closeRedisConnection(this.client);
+  }
+
+  /** Asks Redis for a lease of up to `cap` requests, and serves this request from it. */
+  private async lease(
+    subject: string,
+    state: SubjectState,
+    request: ConsumeRequest,
+    cap: number,
+  ): Promise<ConsumeOutcome> {
+    const { windows, ban } = request;
+    const sentAt = performance.now();
+    const size = nextLeaseSize(state, cap, sentAt);
+    const previous = state.lease;
+    const args: ScriptArgument[] = [
+      this.timeArgument(request.now),
+      KEY_GRACE_MS,
+      ban ? ban.after : -1,
+      ban ? ban.durationMs : 0,
+      size,
+    ];
+    for (let i = 0; i < windows.length; i++) {
+      const window = windows[i] as LimitWindow;
+      // What this instance last saw counted: the floor of a window Redis lost mid-window.
+      const known = previous?.lengths[i] === window.lengthMs ? previous : undefined;
+      args.push(window.lengthMs, window.limit, known?.numbers[i] ?? -1, known?.floors[i] ?? 0);
+    }
+    const reply = await callRedis(() =>
+      this.client.rateLimitLease(1, this.banKey(subject), ...args),
+    );
+    const { outcome, granted, restored, now } = parseLease(reply, windows.length);
+    this.sawTime(now, sentAt);
+    // A lease of another window or limit still holds requests counted in windows that go on.
+    if (previous !== undefined && previous.left > 0 && previous !== state.lease) {
+      void this.giveBack(subject, { ...previous }).catch(() => undefined);
+      previous.left = 0;
+    }
+    state.size = size;
+    state.leasedAt = sentAt;
+    state.served = 1;
+    state.touchedAt = sentAt;
+    if (outcome.kind === 'banned') state.ban = outcome.ban;
+    const left = Math.max(0, granted - 1);
+    const floors = floorsAfter(previous, outcome.used, restored, now, windows);
+    state.lease = leaseOf(windows, outcome.used, left, now, floors);
+    if (outcome.kind === 'allowed') return { kind: 'allowed', used: usedSeen(state.lease) };
+    return outcome;
+  }
+
+  private localBan(
+    state: SubjectState,
+    ban: LiveBan,
+    windows: readonly LimitWindow[],
+    now: number,
+  ): ConsumeOutcome {
+    const lease = state.lease;
+    const used = windows.map((window, i) =>
+      lease !== undefined && lease.numbers[i] === Math.floor(now / window.lengthMs)
+        ? (lease.used[i] ?? 0) - lease.left
+        : 0,
+    );
+    return { kind: 'banned', used, ban, started: false };
+  }
+
+  private async giveBack(subject: string, lease: Lease | undefined): Promise<void> {
+    if (lease === undefined || lease.left <= 0) return;
+    const count = lease.left;
+    lease.left = 0;
+    const windows = lease.numbers.map((number, i) => `${lease.lengths[i]}:${number}`);
+    await callRedis(() =>
+      this.client.rateLimitGiveBack(1, this.banKey(subject), 0, KEY_GRACE_MS, count, ...windows),
+    );
+  }
+
+  /** Gives back leases nobody used for a while, and forgets subjects with nothing left to know. */
+  private giveBackIdle(): void {
+    const idleSince = performance.now() - LEASE_IDLE_MS;
+    for (const [subject, state] of this.subjects) {
+      if (state.touchedAt > idleSince || state.pending !== undefined) continue;
+      if (state.lease !== undefined && state.lease.left > 0) {
+        void this.giveBack(subject, state.lease).catch(() => undefined);
+      }
+    }
+  }
+
+  /** The subject's state, now the most recently used; the least recently used make room. */
+  private state(subject: string): SubjectState {
+    let state = this.subjects.get(subject);
+    if (state !== undefined) {
+      this.subjects.delete(subject);
+    } else {
+      state = newState();
+      while (this.subjects.size >= MAX_SUBJECTS) {
+        const [oldest, dropped] = this.subjects.entries().next().value as [string, SubjectState];
+        this.subjects.delete(oldest);
+        void this.giveBack(oldest, dropped.lease).catch(() => undefined);
+      }
+    }
+    this.subjects.set(subject, state);
+    return state;
+  }
+
+  /** Tells whether Redis still answers while leases are held, so they stay spendable. */
+  private beat(): void {
+    if (this.beating || this.subjects.size === 0 || this.client.status !== 'ready') return;
+    this.beating = true;
+    const sentAt = performance.now();
+    pingRedis(this.client)
+      .then(() => {
+        this.lastAnswerAt = Math.max(this.lastAnswerAt, sentAt);
+      })
+      .catch(() => undefined)
+      .finally(() => {
+        this.beating = false;
+      });
+  }
+
+  /** Whether Redis answered lately on a connection still up: leases are spent only then. */
+  private answering(): boolean {
+    return this.client.status === 'ready' && performance.now() - this.lastAnswerAt < LEASE_TRUST_MS;
+  }
+
+  private timeOf(callerNow: number): number {
+    return this.sharedTime ?? callerNow;
+  }
+
+  private timeArgument(callerNow: number): number {
+    return this.serverTime ? -1 : callerNow;
+  }
+
+  /**
+   * Notes Redis's clock from a reply to a call sent at `sentAt`: the estimate may run ahead of it
+   * by the round trip, never behind, so a lease or a ban ends here no later than in Redis.
+   */
+  private sawTime(serverNow: number, sentAt: number): number {
+    this.lastAnswerAt = Math.max(this.lastAnswerAt, sentAt);
+    if (this.serverTime) this.offset = serverNow - sentAt;
+    return serverNow;
   }
 
   private banKey(subject: string): string {
     return `${this.keyPrefix}{${subject}}:ban`;
-  }
-
-  private windowKey(subject: string, window: LimitWindow, now: number): string {
-    return `${this.keyPrefix}{${subject}}:${window.lengthMs}:${windowNumber(window, now)}`;
   }
 }
 
@@ -206,10 +348,11 @@ export class RedisRateLimitStore implements RateLimitStore {
 export async function createRedisRateLimitStore(
   config: RedisConfig,
   options: RedisConnectionOptions = {},
+  storeOptions: RedisRateLimitStoreOptions = {},
 ): Promise<RedisRateLimitStore> {
   const client = openRedisConnection(config, 'petstore-rate-limits', options);
   await firstConnectionAttempt(client, Math.max(config.commandTimeoutMs, 2_000));
-  return new RedisRateLimitStore(client, config.keyPrefix);
+  return new RedisRateLimitStore(client, config.keyPrefix, storeOptions);
 }
 
 /** An array of integers (of `length` items, when given) from a script reply. */
@@ -224,26 +367,32 @@ function counts(value: unknown, length?: number): number[] {
   return value;
 }
 
-function parseOutcome(reply: unknown, windowCount: number): ConsumeOutcome {
+function parseLease(
+  reply: unknown,
+  windowCount: number,
+): { outcome: ConsumeOutcome; granted: number; restored: number[]; now: number } {
   const fail = () => {
     throw new Error(`unexpected reply from the rate-limit script: ${JSON.stringify(reply)}`);
   };
   if (!Array.isArray(reply)) return fail();
-  const [kind, used, ...rest] = reply as unknown[];
+  const [kind, usedReply, ...rest] = reply as unknown[];
+  const now = Number(rest.pop());
+  const restored = counts(rest.pop(), windowCount);
+  if (!Number.isSafeInteger(now)) return fail();
+  const used = counts(usedReply, windowCount);
   switch (kind) {
-    case 'allowed':
-      return { kind, used: counts(used, windowCount) };
+    case 'allowed': {
+      const granted = Number(rest[0]);
+      if (!Number.isSafeInteger(granted) || granted < 1) return fail();
+      return { outcome: { kind, used }, granted, restored, now };
+    }
     case 'limited':
-      return { kind, used: counts(used, windowCount), refused: counts(rest[0]) };
+      return { outcome: { kind, used, refused: counts(rest[0]) }, granted: 0, restored, now };
     case 'banned': {
       const [startedAt, until, started] = rest.map(Number);
       if (!Number.isSafeInteger(startedAt) || !Number.isSafeInteger(until)) return fail();
-      return {
-        kind,
-        used: counts(used, windowCount),
-        ban: { startedAt: startedAt as number, until: until as number },
-        started: started === 1,
-      };
+      const ban = { startedAt: startedAt as number, until: until as number };
+      return { outcome: { kind, used, ban, started: started === 1 }, granted: 0, restored, now };
     }
     default:
       return fail();

@@ -1,0 +1,285 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RedisConfig } from '../../src/config/config.js';
+import { DependencyUnavailableError } from '../../src/domain/errors.js';
+import type { ConsumeOutcome, LimitWindow } from '../../src/domain/ports.js';
+import { RateLimiter } from '../../src/domain/rate-limits/rate-limiter.js';
+import {
+  createRedisRateLimitStore,
+  type RedisRateLimitStore,
+  type RedisRateLimitStoreOptions,
+} from '../../src/storage/redis/redis-rate-limit-store.js';
+import { adminClient, eventually, PrivateRedis, testRedisConfig } from '../helpers/redis.js';
+import { requireService } from '../helpers/services.js';
+import { TestClock } from '../helpers/test-clock.js';
+
+/*
+ * Leases (issue 20 item 1), one clock (issue 19 item 8) and a Redis restart (issue 19 item 6),
+ * on a redis-server of this file's own, so its CPU and its restarts are the test's alone.
+ */
+const SUITE = 'RedisRateLimitStore leases, clock and restart';
+const MINUTE = 60_000;
+const DAY = 86_400_000;
+const T0 = Date.parse('2026-11-23T12:00:10Z');
+const windows = (perMinute: number, perDay: number): LimitWindow[] => [
+  { name: 'minute', limit: perMinute, lengthMs: MINUTE },
+  { name: 'day', limit: perDay, lengthMs: DAY },
+];
+const subject = () => `key:${randomUUID()}`;
+const BANS = { after: 2, durationMs: 60_000 };
+const allowed = (outcomes: ConsumeOutcome[]) => outcomes.filter((o) => o.kind === 'allowed');
+
+if (await requireService('redis', SUITE)) {
+  describe(SUITE, () => {
+    let redis: PrivateRedis;
+    let config: RedisConfig;
+    let pid: number;
+    const opened: RedisRateLimitStore[] = [];
+    const open = async (options: RedisRateLimitStoreOptions = {}) => {
+      const store = await createRedisRateLimitStore(config, {}, options);
+      opened.push(store);
+      return store;
+    };
+    const scriptCalls = async () => {
+      const admin = adminClient(redis.url);
+      try {
+        const stats = await admin.info('commandstats');
+        return [...stats.matchAll(/^cmdstat_eval(?:sha)?:calls=(\d+)/gm)].reduce(
+          (sum, m) => sum + Number(m[1]),
+          0,
+        );
+      } finally {
+        admin.disconnect();
+      }
+    };
+
+    beforeAll(async () => {
+      redis = await PrivateRedis.start();
+      config = testRedisConfig({ url: redis.url });
+      pid = await redis.pid();
+    });
+    afterAll(async () => {
+      await Promise.allSettled(opened.map((store) => store.close()));
+      await redis?.kill();
+    });
+
+    /** Waits for the next minute (Redis's clock is this machine's) when fewer than `ms` are left. */
+    const minuteWithRoom = async (ms: number) => {
+      const left = MINUTE - (Date.now() % MINUTE);
+      if (left < ms) await new Promise((r) => setTimeout(r, left + 50));
+    };
+
+    describe('one clock: Redis TIME, whatever the instances say', () => {
+      it('counts instances whose clocks are 30 s behind and 45 s ahead in one window', async () => {
+        await minuteWithRoom(10_000);
+        const behind = new RateLimiter(
+          await open({ time: 'redis' }),
+          new TestClock(Date.now() - 30_000),
+          BANS,
+        );
+        const ahead = new RateLimiter(
+          await open({ time: 'redis' }),
+          new TestClock(Date.now() + 45_000),
+          BANS,
+        );
+        const address = `192.0.2.${Math.floor(Math.random() * 250)}`;
+        const decisions = [];
+        for (let i = 0; i < 20; i++) {
+          decisions.push(await behind.hitAddress(address), await ahead.hitAddress(address));
+        }
+        // One counter: the address budget of 30 a minute, not 30 per clock's minute.
+        expect(decisions.filter((d) => d.allowed)).toHaveLength(30);
+        // Both describe the window on the shared clock: it resets at the real minute's end.
+        const end = (Math.floor(Date.now() / MINUTE) + 1) * MINUTE;
+        for (const d of decisions) expect(d.inForce.resetAt).toBe(end);
+      });
+
+      it('does not end a ban early on an instance whose clock runs ahead', async () => {
+        const banning = await open({ time: 'redis' });
+        const ahead = await open({ time: 'redis' });
+        const who = subject();
+        const ban = { after: 0, durationMs: 60_000 };
+        const request = { subject: who, windows: windows(1, 100), now: Date.now(), ban };
+        const kinds = [];
+        for (let i = 0; i < 3; i++) kinds.push((await banning.consume(request)).kind);
+        expect(kinds).toEqual(['allowed', 'limited', 'banned']);
+        // A clock two minutes ahead would see this ban over; Redis's does not.
+        await expect(
+          ahead.consume({ ...request, now: Date.now() + 120_000 }),
+        ).resolves.toMatchObject({ kind: 'banned', started: false });
+      });
+
+      it('lifts a ban from a host whose clock is an hour behind', async () => {
+        const serving = await open({ time: 'redis' });
+        const unbanning = new RateLimiter(
+          await open({ time: 'redis' }),
+          new TestClock(Date.now() - 3_600_000),
+          BANS,
+        );
+        const keyId = randomUUID();
+        const ban = { after: 0, durationMs: 600_000 };
+        const request = { subject: `key:${keyId}`, windows: windows(1, 100), now: Date.now(), ban };
+        for (let i = 0; i < 3; i++) await serving.consume(request);
+        await expect(serving.consume(request)).resolves.toMatchObject({ kind: 'banned' });
+        await unbanning.liftBan(keyId);
+        // The unban's key-change notice makes the serving instance drop the ban it knew of.
+        await serving.forget(`key:${keyId}`);
+        await expect(serving.consume(request)).resolves.toMatchObject({ kind: 'limited' });
+      });
+    });
+
+    describe('leases', () => {
+      it('serves a high limit with far fewer script runs than requests, and a small one with one each', async () => {
+        const store = await open();
+        const high = subject();
+        const before = await scriptCalls();
+        for (let i = 0; i < 2_000; i++) {
+          await store.consume({ subject: high, windows: windows(1_000_000, 10_000_000), now: T0 });
+        }
+        const highCalls = (await scriptCalls()) - before;
+        const small = subject();
+        for (let i = 0; i < 60; i++) {
+          await store.consume({ subject: small, windows: windows(60, 1_000), now: T0 });
+        }
+        const smallCalls = (await scriptCalls()) - before - highCalls;
+        console.info(`[leases] 2,000 requests: ${highCalls} script runs; 60 free: ${smallCalls}`);
+        expect(highCalls).toBeLessThan(100);
+        expect(smallCalls).toBe(60);
+      });
+
+      it('never grants a 10,000 limit past it across three instances hammering it at once', async () => {
+        const stores = await Promise.all([open(), open(), open()]);
+        const who = subject();
+        const w = windows(10_000, 1_000_000);
+        const outcomes: ConsumeOutcome[] = [];
+        // Three instances, each with 50 requests in flight, 14,000 requests in all.
+        await Promise.all(
+          stores.flatMap((store) =>
+            Array.from({ length: 50 }, async () => {
+              for (let i = 0; i < 4_000 / 50 + 14; i++) {
+                outcomes.push(await store.consume({ subject: who, windows: w, now: T0 }));
+              }
+            }),
+          ),
+        );
+        const granted = allowed(outcomes).length;
+        const [minute] = await (stores[0] as RedisRateLimitStore).peek(who, w, T0);
+        console.info(
+          `[leases] 10,000 a minute, 3 instances, ${outcomes.length} requests: ${granted} allowed; counted ${minute}`,
+        );
+        expect(granted).toBeLessThanOrEqual(10_000);
+        // What the instances hold unspent at the end is at most three leases of 1% of the limit.
+        expect(granted).toBeGreaterThanOrEqual(10_000 - 3 * 100);
+      });
+
+      it('gives unspent quota back when an instance closes or forgets a subject', async () => {
+        const [a, b, c] = await Promise.all([open(), open(), open()]);
+        if (!a || !b || !c) throw new Error('no store');
+        const who = subject();
+        const w = windows(100_000, 1_000_000);
+        for (let i = 0; i < 500; i++) await a.consume({ subject: who, windows: w, now: T0 });
+        // B sees A's unspent lease as counted...
+        const [held] = await b.peek(who, w, T0);
+        expect(held).toBeGreaterThan(500);
+        await a.close();
+        // ...until A gives it back on closing.
+        await expect(b.peek(who, w, T0)).resolves.toEqual([500, 500]);
+        for (let i = 0; i < 300; i++) await c.consume({ subject: who, windows: w, now: T0 });
+        await c.forget(who);
+        await expect(b.peek(who, w, T0)).resolves.toEqual([800, 800]);
+      });
+
+      it('keeps a ban locally: no script runs for a banned key until the ban ends', async () => {
+        const store = await open();
+        const who = subject();
+        const ban = { after: 0, durationMs: 60_000 };
+        const request = { subject: who, windows: windows(1, 100), now: T0, ban };
+        for (let i = 0; i < 3; i++) await store.consume(request);
+        const before = await scriptCalls();
+        for (let i = 0; i < 100; i++) {
+          await expect(store.consume(request)).resolves.toMatchObject({ kind: 'banned' });
+        }
+        expect((await scriptCalls()) - before).toBe(0);
+        await expect(store.consume({ ...request, now: T0 + 60_000 })).resolves.toMatchObject({
+          kind: 'allowed',
+        });
+      });
+
+      it('uses at most 5 us of Redis CPU per request for a high-limit key', async () => {
+        const store = await open({ time: 'redis' });
+        const who = subject();
+        const w = windows(1_000_000_000, 1_000_000_000);
+        const hammer = async (
+          on: (i: number) => string,
+          limits: LimitWindow[],
+          requests: number,
+        ) => {
+          const start = PrivateRedis.cpuMs(pid);
+          await Promise.all(
+            Array.from({ length: 50 }, async (_, worker) => {
+              for (let i = 0; i < requests / 50; i++) {
+                await store.consume({ subject: on(i), windows: limits, now: 0 });
+              }
+              void worker;
+            }),
+          );
+          return ((PrivateRedis.cpuMs(pid) - start) * 1000) / requests;
+        };
+        // One script run per request (a limit too small to lease), the cost before leases.
+        // 100 subjects, each asked 100 times: all allowed, each one script run.
+        const subjects = Array.from({ length: 100 }, subject);
+        const each = await hammer((i) => subjects[i % 100] as string, windows(150, 1_000), 10_000);
+        const leased = await hammer(() => who, w, 40_000);
+        console.info(
+          `[leases] Redis CPU per request: ${each.toFixed(1)} us one script each, ${leased.toFixed(2)} us leased`,
+        );
+        expect(leased).toBeLessThanOrEqual(5);
+      });
+    });
+
+    describe('failing closed', () => {
+      it('spends no lease once Redis has not answered for 250 ms', async () => {
+        const store = await open();
+        const who = subject();
+        const request = { subject: who, windows: windows(1_000_000, 10_000_000), now: T0 };
+        for (let i = 0; i < 100; i++) await store.consume(request);
+        // The lease holds more, but Redis stops answering...
+        redis.pause();
+        try {
+          await new Promise((r) => setTimeout(r, 300));
+          await expect(store.consume(request)).rejects.toBeInstanceOf(DependencyUnavailableError);
+        } finally {
+          redis.resume();
+        }
+        await expect(store.consume(request)).resolves.toMatchObject({ kind: 'allowed' });
+      });
+    });
+
+    describe('a Redis restart without its data', () => {
+      it('grants a 60-a-minute key no more than 60 in the minute Redis restarted', async () => {
+        await minuteWithRoom(20_000);
+        const [a, b] = [await open({ time: 'redis' }), await open({ time: 'redis' })];
+        if (!a || !b) throw new Error('no store');
+        const who = subject();
+        const request = { subject: who, windows: windows(60, 1_000), now: 0 };
+        const outcomes: ConsumeOutcome[] = [];
+        for (let i = 0; i < 20; i++) outcomes.push(await a.consume(request));
+        for (let i = 0; i < 20; i++) outcomes.push(await b.consume(request));
+        await redis.stop();
+        await redis.start();
+        await eventually('both stores answer again', async () => {
+          await Promise.all([a.ping(), b.ping()]);
+          return true;
+        });
+        // A knew of 20 when Redis lost the count, B of 40: the window goes on from 40.
+        for (let i = 0; i < 40; i++) {
+          outcomes.push(await a.consume(request), await b.consume(request));
+        }
+        const granted = allowed(outcomes).length;
+        console.info(`[restart] 60 a minute, Redis restarted after 40: ${granted} allowed in all`);
+        expect(granted).toBe(60);
+        await expect(a.peek(who, request.windows, 0)).resolves.toEqual([60, 60]);
+      });
+    });
+  });
+}
