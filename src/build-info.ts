@@ -1,11 +1,22 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 
 /**
  * What this build is, for the server (/healthz reports the version) and for `petstore check`
- * (compares a deployment with it). Files are found from the package root: src/ and dist/ sit at the
- * same depth under it, so the same relative URL works from the sources (tests) and from dist/.
+ * (compares a deployment with it). Files are found from the package root: the nearest folder above
+ * this file with a package.json, which is the same for src/ (tests), dist/ and the bench's
+ * build/bench/src/.
  */
-const PACKAGE_ROOT = new URL('../', import.meta.url);
+const PACKAGE_ROOT = packageRoot();
+
+function packageRoot(): URL {
+  let folder = new URL('../', import.meta.url);
+  while (!existsSync(new URL('package.json', folder))) {
+    const parent = new URL('../', folder);
+    if (parent.href === folder.href) return new URL('../', import.meta.url);
+    folder = parent;
+  }
+  return folder;
+}
 
 function packageVersion(): string {
   const manifest: unknown = JSON.parse(readFileSync(new URL('package.json', PACKAGE_ROOT), 'utf8'));
