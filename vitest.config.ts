@@ -38,7 +38,9 @@ const KNOWN_LONG = [
   /^test\/process\//,
   /^test\/contract\//,
   /^test\/cli\/(check|binary|backup)\.test\.ts$/,
-  /^test\/storage\/postgres-storage\.test\.ts$/,
+  /^test\/storage\/(postgres-storage|redis-cluster-stores|redis-rate-limit-leases)\.test\.ts$/,
+  /^test\/deploy\/observability\.scrape\.test\.ts$/,
+  /^test\/telemetry\/tracing\.test\.ts$/,
   /^test\/http\/(fuzz\.property|rate-limits\.plans)\.test\.ts$/,
 ];
 
