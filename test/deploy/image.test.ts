@@ -23,6 +23,11 @@ const asked = process.env.PETSTORE_IMAGE_TEST === '1';
 const IMAGE = 'localhost/petstore:test-deploy';
 const STORAGE = ['--storage-driver', 'vfs'];
 const USER_ID = 10001;
+/** The commit the image is built from, passed in: the build itself sees no .git. */
+const HEAD = spawnSync('git', ['rev-parse', 'HEAD'], {
+  cwd: ROOT,
+  encoding: 'utf8',
+}).stdout?.trim();
 
 if (!asked) {
   console.warn('skipping test/deploy/image.test.ts: run it with npm run test:image');
@@ -113,6 +118,8 @@ describe.skipIf(!asked || (!tools && !inCi))('deploy/Containerfile built with bu
         'docker',
         '--build-arg',
         `BASE=${base}`,
+        '--build-arg',
+        `PETSTORE_COMMIT=${HEAD}`,
         '-f',
         'deploy/Containerfile',
         '-t',
@@ -197,6 +204,8 @@ describe.skipIf(!asked || (!tools && !inCi))('deploy/Containerfile built with bu
       expect(server.exitCode, serverOutput).toBeNull();
     }
     expect(health?.status, serverOutput).toBe(200);
+    // The first log line names the build, commit included.
+    expect(serverOutput).toContain(`"commit":"${HEAD}"`);
 
     const list = await fetch(`${base}/v1/pets?limit=1`, {
       headers: { authorization: `Bearer ${key}` },
