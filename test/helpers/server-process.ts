@@ -25,6 +25,29 @@ export async function freePort(): Promise<number> {
   });
 }
 
+function listenable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+  });
+}
+
+/**
+ * A port p where p..p+count-1 are all free, for a script that puts its instances on the ports
+ * after its own. It lies below the kernel's ephemeral range (32768 and up), so the suite's many
+ * outgoing connections cannot take one of them between this check and the script's listen.
+ */
+export async function freePortBlock(count: number): Promise<number> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const base = 20_000 + Math.floor(Math.random() * (12_000 - count));
+    let free = true;
+    for (let port = base; free && port < base + count; port++) free = await listenable(port);
+    if (free) return base;
+  }
+  throw new Error(`no ${count} free ports in a row below 32000`);
+}
+
 export interface ServerProcess {
   child: ChildProcess;
   url: string;
