@@ -28,7 +28,11 @@ export function checkEveryMs(timeouts: Pick<Timeouts, 'headersMs'>): number {
 /** After a refusal written straight to the socket, how long the connection still reads (see linger). */
 const LINGER_MS = 1_000;
 
-export type ConnectionCap = 'total' | 'per_address';
+/**
+ * Why a connection was closed at once: MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS, or more
+ * requests read ahead of their answers than MAX_WAITING_PER_CONNECTION.
+ */
+export type ConnectionCap = 'total' | 'per_address' | 'pipelined';
 
 export interface ApiServerOptions {
   readonly limits: ConnectionLimits;
@@ -194,6 +198,13 @@ export class ApiServer extends Server {
     const socket = request.socket;
     const connection = connections.get(socket);
     if (connection === undefined) return handler(request, response);
+    // The rest of a read that overflowed (below): parsed by Node, served by nobody.
+    if (socket.destroyed) return;
+    if (connection.waiting.length >= MAX_WAITING_PER_CONNECTION) {
+      closeOverflowing(socket);
+      this.#onRefused('pipelined', addressBucket(socket.remoteAddress ?? 'unknown'));
+      return;
+    }
     if (connection.closing) {
       // Refused or draining: this request is not served. Responses still in flight end with
       // Connection: close, and Node drops the ones queued behind them.
@@ -221,10 +232,20 @@ export class ApiServer extends Server {
 
 /**
  * Requests of one connection the app works on at once. A client may pipeline thousands: the ones
- * behind wait here, read but not handled, and the connection is not read further meanwhile, so a
- * pipelined flood costs the parsing of what one read brought, not the event loop.
+ * behind wait, read but not handled, and the connection is paused meanwhile. Node resumes it
+ * whenever one of its responses finishes, so a flood is read on; MAX_WAITING_PER_CONNECTION
+ * bounds what that reading can queue.
  */
 const MAX_HANDLED_PER_CONNECTION = 8;
+
+/**
+ * Requests of one connection read but not yet handed to the app. One read of a socket brings up
+ * to 64 KiB, some 1,800 minimal GETs, all parsed by Node before anything can stop it; a client
+ * that pipelines past this bound has its connection closed at once, dropping what it read ahead
+ * (RFC 9112 9.3.2: a client retries the requests a closed connection left unanswered). Each waiting
+ * request holds its request and response objects, so this bounds what a connection keeps.
+ */
+export const MAX_WAITING_PER_CONNECTION = 128;
 
 /**
  * Waiting requests of one connection handed over per turn of the event loop. One: with hundreds of
@@ -406,6 +427,25 @@ function withRateLimitLines(
 }
 
 /**
+ * Closes a connection that pipelined past MAX_WAITING_PER_CONNECTION. On close Node aborts every
+ * request of it not yet answered, the rest of the read included (some 1,800), each with an error
+ * whose stack trace it captures: 3 of 10 s of CPU under a 200-connection flood. Nobody reads those
+ * errors, so they are made without a trace: the limit is 0 from just before Node's close listener
+ * (registered when the connection came) to just after it.
+ */
+function closeOverflowing(socket: Socket): void {
+  let limit = Error.stackTraceLimit;
+  socket.prependOnceListener('close', () => {
+    limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+  });
+  socket.once('close', () => {
+    Error.stackTraceLimit = limit;
+  });
+  socket.destroy();
+}
+
+/**
  * Ends the connection but reads (and drops) what the client still sends for LINGER_MS before
  * destroying it: closing with unread data makes TCP send a reset, and the client could lose the
  * answer. Nothing more is served on it (`closing`).
@@ -468,6 +508,12 @@ function closeAfterWrites(socket: Socket): void {
  * Warns of refused connections at most once a minute per cap, with how many were refused since the
  * last warning: a flood of connections must not become a flood of log lines (the metric counts all).
  */
+const REFUSAL_WORDS: Record<ConnectionCap, string> = {
+  total: 'connections refused: MAX_CONNECTIONS reached',
+  per_address: 'connections refused: MAX_CONNECTIONS_PER_ADDRESS reached for an address',
+  pipelined: `connections closed: more than ${MAX_WAITING_PER_CONNECTION} requests pipelined ahead of their answers`,
+};
+
 export function refusalWarnings(
   clock: Clock = systemClock,
   everyMs = MINUTE_MS,
@@ -479,12 +525,7 @@ export function refusalWarnings(
     state.count += 1;
     pending.set(cap, state);
     if (now - state.lastAt < everyMs) return;
-    log.warn(
-      { cap, address, refused: state.count },
-      cap === 'total'
-        ? 'connections refused: MAX_CONNECTIONS reached'
-        : 'connections refused: MAX_CONNECTIONS_PER_ADDRESS reached for an address',
-    );
+    log.warn({ cap, address, refused: state.count }, REFUSAL_WORDS[cap]);
     state.lastAt = now;
     state.count = 0;
   };

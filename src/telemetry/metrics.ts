@@ -160,7 +160,7 @@ export function createMetrics(): Metrics {
     }),
     connectionsRefused: new Counter({
       name: 'petstore_connections_refused_total',
-      help: 'Connections closed at once for being over a cap (total: MAX_CONNECTIONS, per_address: MAX_CONNECTIONS_PER_ADDRESS)',
+      help: 'Connections closed at once for being over a cap (total: MAX_CONNECTIONS, per_address: MAX_CONNECTIONS_PER_ADDRESS, pipelined: requests read ahead of their answers)',
       labelNames: ['cap'],
       registers,
     }),
