@@ -192,10 +192,12 @@ export async function createServices(
       .catch(() => undefined);
     const copies = new StoreCopies(storage.generation, {
       budgets: COPY_BUDGET_BYTES,
+      now: () => clock.now(),
       onDropped: ({ from, to, copies: dropped }) =>
         log?.info({ from, to, dropped }, 'store generation changed; dropped every in-memory copy'),
     });
     copies.onDrop(() => apiKeys.dropCachedKeys());
+    copies.onKeysRead((read) => apiKeys.keysRead(read));
 
     const adminTokens = new AdminTokenService(storage.adminTokens, clock);
     const adminIdempotency = new AdminIdempotency(storage.adminIdempotency, clock);
@@ -256,6 +258,8 @@ export async function createServices(
         idempotency: adminIdempotency,
       },
       async startBackgroundWork() {
+        // The once-a-second read that keeps copies and cached keys honest, from the start.
+        void copies.start();
         await apiKeys.listenForChanges().catch((error: unknown) => {
           // The key cache lifetime still bounds how long a change takes to be seen.
           log?.warn({ err: error }, 'cannot listen for key changes; relying on the key cache');

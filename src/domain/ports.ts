@@ -62,13 +62,24 @@ export interface PetStore {
  * them that may change stored data in place: a restore, a migration, an explicit bump (`petstore
  * cache-reset`), or anything else the backend can detect (see docs/caching.md).
  */
+/** One read of the store generation. */
+export interface GenerationReading {
+  /** The generation of the stored data. */
+  readonly data: string;
+  /**
+   * A count that moves with every change to a key that a key cache holds (plan, limits, secret,
+   * revocation, expiry, lifted ban), by whatever writer, read in the same query.
+   */
+  readonly keys: string;
+}
+
 export interface StoreGeneration {
   /**
    * Reads the generation from the database now. Called about once a second by every serving
    * instance; a backend may piggy-back its own once-a-second bookkeeping on it (PostgreSQL: the
    * settle horizon of PetStore.settledThrough, which it resets when the generation changes).
    */
-  read(): Promise<string>;
+  read(): Promise<GenerationReading>;
   /** Starts a new generation: every instance drops its copies at its next read. */
   bump(): Promise<void>;
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
 import { StoreCopies, type Every } from '../../src/domain/pets/store-copies.js';
-import type { StoreGeneration } from '../../src/domain/ports.js';
+import type { GenerationReading, StoreGeneration } from '../../src/domain/ports.js';
 import { createServices } from '../../src/services.js';
 import { createStorage } from '../../src/storage/create-storage.js';
 import { overlayStorage } from '../helpers/storage-overlay.js';
@@ -10,12 +10,13 @@ import { TestClock } from '../helpers/test-clock.js';
 /** A generation moved by hand; `fail` makes reads throw, as a database that does not answer. */
 class HandGeneration implements StoreGeneration {
   value = 'g1';
+  keys = 'k1';
   fail = false;
   reads = 0;
-  async read(): Promise<string> {
+  async read(): Promise<GenerationReading> {
     this.reads += 1;
     if (this.fail) throw new Error('the database does not answer');
-    return this.value;
+    return { data: this.value, keys: this.keys };
   }
   async bump(): Promise<void> {
     this.value = `${this.value}+`;

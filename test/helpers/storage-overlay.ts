@@ -1,4 +1,10 @@
-import type { ApiKeyStore, IdempotencyStore, PetStore, Storage } from '../../src/domain/ports.js';
+import type {
+  ApiKeyStore,
+  IdempotencyStore,
+  PetStore,
+  Storage,
+  StoreGeneration,
+} from '../../src/domain/ports.js';
 
 /**
  * An object that answers with `replace` where it has a member and with `target` otherwise.
@@ -19,6 +25,7 @@ export interface StoreReplacements {
   pets?: Partial<PetStore>;
   apiKeys?: Partial<ApiKeyStore>;
   idempotency?: Partial<IdempotencyStore>;
+  generation?: Partial<StoreGeneration>;
 }
 
 /** Storage with a few store methods replaced (to count calls or make them fail); the rest is real. */
@@ -27,5 +34,6 @@ export function overlayStorage(storage: Storage, replace: StoreReplacements): St
     pets: overlay(storage.pets, replace.pets ?? {}),
     apiKeys: overlay(storage.apiKeys, replace.apiKeys ?? {}),
     idempotency: overlay(storage.idempotency, replace.idempotency ?? {}),
+    generation: overlay(storage.generation, replace.generation ?? {}),
   });
 }

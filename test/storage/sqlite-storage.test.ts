@@ -35,6 +35,7 @@ const MIGRATIONS = [
   '2026-11-25-08-store-generation',
   '2026-12-01-08-key-life',
   '2026-12-01-09-admin-tokens',
+  '2026-12-01-10-api-key-changes',
 ] as const;
 
 function keyRecord(id: string, createdAt: number): NewApiKeyRecord {

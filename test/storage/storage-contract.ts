@@ -684,6 +684,44 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
       });
     });
 
+    describe('the key change count read with the store generation', () => {
+      it('moves when a key changes in what a key cache holds, not when it is merely used', async () => {
+        const input = newKeyRecord();
+        await storage.apiKeys.insert(input);
+        const keys = async () => (await storage.generation.read()).keys;
+        let before = await keys();
+        const moves = async (change: () => Promise<unknown>): Promise<boolean> => {
+          await change();
+          const after = await keys();
+          const moved = after !== before;
+          before = after;
+          return moved;
+        };
+        // Bookkeeping written as the key is used, and a ban (the rate-limit store enforces it).
+        expect(await moves(() => storage.apiKeys.touch(input.id, Date.now()))).toBe(false);
+        expect(
+          await moves(() => storage.apiKeys.addDeprecatedCalls([{ id: input.id, calls: 2 }])),
+        ).toBe(false);
+        expect(
+          await moves(() => storage.apiKeys.setBannedUntil(input.id, Date.now() + 60_000)),
+        ).toBe(false);
+        // What a cached key's holder must see.
+        expect(
+          await moves(() => storage.apiKeys.update(input.id, { plan: 'pro' }, auditOf(input.id))),
+        ).toBe(true);
+        expect(
+          await moves(() =>
+            storage.apiKeys.update(
+              input.id,
+              { expiresAt: Date.now() + 3_600_000 },
+              auditOf(input.id, { action: 'set_expiry' }),
+            ),
+          ),
+        ).toBe(true);
+        expect(await moves(() => storage.apiKeys.revoke(input.id, Date.now()))).toBe(true);
+      });
+    });
+
     describe('ApiKeyStore key life, KeyAuditStore and KeyUsageStore', () => {
       it('updates plan, limits, expiry and secret with the audit record in one go; finds the key by either hash', async () => {
         const input = newKeyRecord({ plan: 'free' });

@@ -35,7 +35,8 @@ export interface CreatedApiKey {
 
 interface CacheEntry {
   record: ApiKeyRecord;
-  expiresAt: number;
+  /** When it was read from storage. */
+  loadedAt: number;
   /** Set when the token is the key's previous secret (after a roll): its grace end. */
   secretEndsAt?: number;
 }
@@ -46,13 +47,18 @@ function endOf(record: ApiKeyRecord, secretEndsAt: number | undefined): number {
 }
 
 /**
- * Issues keys and verifies bearer tokens. Verification keeps found keys in a cache whose entries
- * are fresh for a few seconds, so the hot path rarely touches storage; that lifetime bounds how long
- * a revoked key keeps working on another instance (the decisions promise 5 seconds). Stale entries
+ * Issues keys and verifies bearer tokens. Verification keeps found keys in a cache, so the hot path
+ * rarely touches storage. An entry is fresh for CACHE_TTL_MS after it was read, or after the
+ * latest read of the key change count that found nothing changed (keysRead: a serving instance
+ * reads it once a second), and never longer than MAX_CACHED_MS. Either way a change to a key is
+ * seen on every instance within CACHE_TTL_MS and a second (the decisions promise 5 seconds), and a
+ * key used now and then costs a lookup every MAX_CACHED_MS, not every CACHE_TTL_MS. Stale entries
  * stay until evicted, as proof that a key was valid lately.
  */
 export class ApiKeyService {
   static readonly CACHE_TTL_MS = 4_000;
+  /** The longest a cached key is trusted while the change count vouches for it. */
+  static readonly MAX_CACHED_MS = 5 * MINUTE_MS;
   static readonly TOUCH_INTERVAL_MS = MINUTE_MS;
   private static readonly CACHE_MAX_ENTRIES = 10_000;
 
@@ -63,6 +69,10 @@ export class ApiKeyService {
 
   /** By token: the keys seen valid lately (the process holds them in requests anyway). */
   private readonly cache = new Map<string, CacheEntry>();
+  /** When the latest read of the key change count that found no change started. */
+  private vouchedAt = -Infinity;
+  /** Moved by every drop: a lookup that started before one may have read the old key. */
+  private epoch = 0;
   private readonly lastTouched = new Map<string, number>();
   private known: KnownKeyHashes;
 
@@ -206,14 +216,36 @@ export class ApiKeyService {
 
   /** Forgets every cached key (the store generation changed: src/domain/pets/store-copies.ts). */
   dropCachedKeys(): void {
-    this.cache.clear();
+    this.forgetAll();
     // A restore may hand out sequence numbers again, which an incremental load would skip.
     this.known = new KnownKeyHashes(this.store);
   }
 
+  /**
+   * A read of the key change count (src/domain/pets/store-copies.ts, onKeysRead): when it moved,
+   * every cached key is forgotten; when it did not, every cached key was as stored at `startedAt`.
+   */
+  keysRead(read: { startedAt: number; changed: boolean }): void {
+    if (read.changed) this.forgetAll();
+    this.vouchedAt = Math.max(this.vouchedAt, read.startedAt);
+  }
+
   /** Drops the key from this instance's cache: the next request reads it from storage. */
   forget(id: string): void {
+    this.epoch += 1;
     for (const [token, entry] of this.cache) if (entry.record.id === id) this.cache.delete(token);
+  }
+
+  private forgetAll(): void {
+    this.epoch += 1;
+    this.cache.clear();
+  }
+
+  private fresh(entry: CacheEntry, now: number): boolean {
+    return (
+      now - Math.max(entry.loadedAt, this.vouchedAt) < ApiKeyService.CACHE_TTL_MS &&
+      now - entry.loadedAt < ApiKeyService.MAX_CACHED_MS
+    );
   }
 
   /** The rate limits in force for a key: its plan's, or its own for enterprise. */
@@ -235,7 +267,7 @@ export class ApiKeyService {
     const now = this.clock.now();
     // Keyed by the token itself, so a key seen valid lately costs one lookup: no checksum, no hash.
     const entry = this.cache.get(token);
-    let record = entry !== undefined && entry.expiresAt > now ? entry.record : undefined;
+    let record = entry !== undefined && this.fresh(entry, now) ? entry.record : undefined;
     let secretEndsAt = entry?.secretEndsAt;
     if (record === undefined) {
       // Format and checksum first: made-up keys never reach storage.
@@ -246,6 +278,7 @@ export class ApiKeyService {
       if (!vouched && gate !== undefined && !(await gate()) && !(await this.known.has(hash))) {
         return { ok: false, reason: 'not_looked_up' };
       }
+      const epoch = this.epoch;
       record = await this.store.findByHash(hash);
       if (record === undefined) {
         this.cache.delete(token);
@@ -253,7 +286,8 @@ export class ApiKeyService {
       }
       // The key's previous secret, after a roll: it works until its grace end.
       secretEndsAt = record.hash === hash ? undefined : (record.previousHashExpiresAt ?? now);
-      this.remember(token, record, now, secretEndsAt);
+      // Read before a drop that came while it was read: it may be the old key, used once, not kept.
+      if (epoch === this.epoch) this.remember(token, record, now, secretEndsAt);
     }
     if (record.revokedAt !== undefined) return { ok: false, reason: 'revoked' };
     // Against the clock on every request, not left to the cache: an expiry holds to the second.
@@ -276,7 +310,7 @@ export class ApiKeyService {
     }
     this.cache.set(token, {
       record,
-      expiresAt: now + ApiKeyService.CACHE_TTL_MS,
+      loadedAt: now,
       ...(secretEndsAt !== undefined ? { secretEndsAt } : {}),
     });
   }

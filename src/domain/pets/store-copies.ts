@@ -1,4 +1,4 @@
-import type { StoreGeneration } from '../ports.js';
+import type { GenerationReading, StoreGeneration } from '../ports.js';
 import type { PetStatus } from './pet.js';
 
 /**
@@ -98,14 +98,25 @@ export interface StoreCopiesOptions {
   every?: Every;
   /** Told of each drop, for the log. */
   onDropped?: (change: { from: string; to: string; copies: number }) => void;
+  /** The clock whose time each read is said to start at (see onKeysRead); the domain's Clock. */
+  now?: () => number;
 }
+
+/**
+ * What a successful read says of the keys: nothing changed them between the previous read and
+ * `startedAt` (changed false), or something did (changed true: forget every cached key).
+ */
+export type KeysRead = (read: { startedAt: number; changed: boolean }) => void;
 
 export class StoreCopies {
   readonly pets: BoundedCopies;
   readonly pages: BoundedCopies;
   private readonly drops: Array<() => void> = [];
+  private readonly keysReads: KeysRead[] = [];
   /** The generation the kept copies belong to; undefined until first read (nothing is kept). */
   private seen: string | undefined;
+  /** The key change count of the last read. */
+  private seenKeys: string | undefined;
   /** Bumped by each drop: a copy loaded across a drop may be of the old data and is not kept. */
   private epoch = 0;
   private readsStarted = 0;
@@ -130,6 +141,15 @@ export class StoreCopies {
   /** Registers a copy kept elsewhere (the API key cache): `drop` forgets all of it. */
   onDrop(drop: () => void): void {
     this.drops.push(drop);
+  }
+
+  /**
+   * Tells `listener` of every successful read from now on, the first one included (it reports a
+   * change: nothing is known of the keys before it). The reads run once a copy is in use, or from
+   * `start()`.
+   */
+  onKeysRead(listener: KeysRead): void {
+    this.keysReads.push(listener);
   }
 
   /** The pet's copy, loaded with `load` when there is none; an error of `load` is not kept. */
@@ -174,15 +194,20 @@ export class StoreCopies {
    */
   async check(): Promise<boolean> {
     const ticket = ++this.readsStarted;
-    let now: string;
+    const startedAt = this.options.now?.() ?? Date.now();
+    let reading: GenerationReading;
     try {
-      now = await this.generation.read();
+      reading = await this.generation.read();
     } catch {
       return false;
     }
     // Reads may finish out of order; an older answer never overrides a newer one.
     if (ticket < this.readsApplied) return false;
     this.readsApplied = ticket;
+    const keysChanged = reading.keys !== this.seenKeys;
+    this.seenKeys = reading.keys;
+    for (const listener of this.keysReads) listener({ startedAt, changed: keysChanged });
+    const now = reading.data;
     const from = this.seen;
     this.seen = now;
     if (from === undefined || from === now) return false;
@@ -200,10 +225,10 @@ export class StoreCopies {
   }
 
   /**
-   * Reads start with the first use of a copy (a CLI command never polls); resolves when the first
-   * read has.
+   * Starts the reads, once a second: a server calls it when it starts, or the first use of a copy
+   * does (a CLI command never polls). Resolves when the first read has.
    */
-  private start(): Promise<unknown> {
+  start(): Promise<unknown> {
     if (this.firstRead !== undefined || this.closed) return this.firstRead ?? Promise.resolve();
     const tick = (): Promise<unknown> => {
       // One read at a time: a slow database does not pile reads up.

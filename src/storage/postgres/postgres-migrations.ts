@@ -131,4 +131,33 @@ export const POSTGRES_MIGRATIONS: Record<string, Migration> = {
     text: 'text',
     seqPrimaryKey: 'bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY',
   }),
+  '2026-12-01-10-api-key-changes': {
+    async up(db: Kysely<unknown>) {
+      // One row counting changes to what a key cache holds (src/domain/api-keys/api-key-service.ts):
+      // every instance reads it with the store generation, once a second, and forgets its cached
+      // keys when it moves, so a cached key may stay in memory as long as the count stands still.
+      // A trigger, so that every writer counts: the CLI, the admin API, an UPDATE typed by hand.
+      // Not the bookkeeping columns written as keys are used (last_used_at, deprecated_calls,
+      // seq), nor banned_until: a ban is enforced by the rate-limit store, and a lift moves
+      // ban_lifted_at. A column added to api_keys later that a cache must see goes in this list.
+      await sql`CREATE TABLE api_key_changes (
+        id smallint PRIMARY KEY CHECK (id = 1),
+        value bigint NOT NULL
+      )`.execute(db);
+      await sql`INSERT INTO api_key_changes (id, value) VALUES (1, 0)`.execute(db);
+      await sql`CREATE FUNCTION api_keys_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          UPDATE api_key_changes SET value = value + 1 WHERE id = 1;
+          RETURN NULL;
+        END $$`.execute(db);
+      await sql`CREATE TRIGGER api_keys_changed
+        AFTER UPDATE OF label, plan, per_minute, per_day, hash, revoked_at, ban_lifted_at, expires_at, previous_hash, previous_hash_expires_at OR DELETE ON api_keys
+        FOR EACH STATEMENT EXECUTE FUNCTION api_keys_changed()`.execute(db);
+    },
+    async down(db: Kysely<unknown>) {
+      await sql`DROP TRIGGER api_keys_changed ON api_keys`.execute(db);
+      await sql`DROP FUNCTION api_keys_changed()`.execute(db);
+      await sql`DROP TABLE api_key_changes`.execute(db);
+    },
+  },
 };

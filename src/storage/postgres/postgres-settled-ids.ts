@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../sql/database.js';
+import type { GenerationReading } from '../../domain/ports.js';
 import { STORE_GENERATION_SQL } from './postgres-store-generation.js';
 
 /**
@@ -45,11 +46,10 @@ export class SettledIds {
    * Records the highest id visible now and returns the store generation read with it. A failed
    * poll throws and just leaves a gap in the history: nothing new settles until one succeeds.
    */
-  async poll(): Promise<string> {
-    const { rows } = await sql<{ max_id: bigint | null; generation: string }>`
-      SELECT (SELECT max(id) FROM pets) AS max_id, ${STORE_GENERATION_SQL} AS generation`.execute(
-      this.db,
-    );
+  async poll(): Promise<GenerationReading> {
+    const { rows } = await sql<{ max_id: bigint | null; generation: string; keys: string | null }>`
+      SELECT (SELECT max(id) FROM pets) AS max_id, ${STORE_GENERATION_SQL} AS generation,
+        (SELECT value FROM api_key_changes WHERE id = 1)::text AS keys`.execute(this.db);
     const row = rows[0];
     if (row === undefined) throw new Error('the settle poll returned no row');
     // Timed when the answer arrived: the snapshot it read was taken at that moment at the latest.
@@ -65,6 +65,7 @@ export class SettledIds {
     }
     this.highest = Math.max(this.highest, maxId);
     this.history.push({ at, maxId });
-    return `${row.generation}:${this.fallsBack}`;
+    if (row.keys === null) throw new Error('the api_key_changes row is missing');
+    return { data: `${row.generation}:${this.fallsBack}`, keys: row.keys };
   }
 }

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import type { StoreGeneration } from '../../domain/ports.js';
+import type { GenerationReading, StoreGeneration } from '../../domain/ports.js';
 import type { Database } from '../sql/database.js';
 import type { SettledIds } from './postgres-settled-ids.js';
 
@@ -26,7 +26,7 @@ export class PostgresStoreGeneration implements StoreGeneration {
     private readonly settled: SettledIds,
   ) {}
 
-  read(): Promise<string> {
+  read(): Promise<GenerationReading> {
     return this.settled.poll();
   }
 

@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
-import type { StoreGeneration } from '../../domain/ports.js';
+import type { GenerationReading, StoreGeneration } from '../../domain/ports.js';
 
 /** The identity (device and inode) of the file at a path; throws ENOENT once it is gone. */
 export function fileIdentity(path: string): string {
@@ -28,15 +28,20 @@ export class SqliteStoreGeneration implements StoreGeneration {
     private readonly path: string,
   ) {}
 
-  async read(): Promise<string> {
-    // Prepared on first use, once the migration that creates the table has run.
-    this.counter ??= this.raw.prepare('SELECT value FROM store_generation WHERE id = 1').pluck();
-    const counter: unknown = this.counter.get();
-    if (counter === undefined) throw new Error('the store_generation row is missing');
+  async read(): Promise<GenerationReading> {
+    // Prepared on first use, once the migrations that create the tables have run.
+    this.counter ??= this.raw.prepare(
+      `SELECT (SELECT value FROM store_generation WHERE id = 1) AS data,
+        (SELECT value FROM api_key_changes WHERE id = 1) AS keys`,
+    );
+    const row = this.counter.get() as { data: unknown; keys: unknown } | undefined;
+    if (row?.data == null || row.keys == null) {
+      throw new Error('the store_generation or api_key_changes row is missing');
+    }
     const schema: unknown = this.raw.pragma('schema_version', { simple: true });
     let file = 'memory';
     if (this.path !== ':memory:') file = fileIdentity(this.path);
-    return `${String(counter)}:${String(schema)}:${file}`;
+    return { data: `${String(row.data)}:${String(schema)}:${file}`, keys: String(row.keys) };
   }
 
   async bump(): Promise<void> {
