@@ -37,6 +37,8 @@ interface CacheEntry {
   record: ApiKeyRecord;
   /** When it was read from storage. */
   loadedAt: number;
+  /** The service's countMoves when it was read: a move of the key change count since makes it stale. */
+  countMoves: number;
   /** Set when the token is the key's previous secret (after a roll): its grace end. */
   secretEndsAt?: number;
 }
@@ -73,6 +75,8 @@ export class ApiKeyService {
   private vouchedAt = -Infinity;
   /** Moved by every drop: a lookup that started before one may have read the old key. */
   private epoch = 0;
+  /** Moves of the key change count seen: entries read before the latest are stale. */
+  private countMoves = 0;
   private readonly lastTouched = new Map<string, number>();
   private known: KnownKeyHashes;
 
@@ -216,17 +220,22 @@ export class ApiKeyService {
 
   /** Forgets every cached key (the store generation changed: src/domain/pets/store-copies.ts). */
   dropCachedKeys(): void {
-    this.forgetAll();
+    this.epoch += 1;
+    this.cache.clear();
     // A restore may hand out sequence numbers again, which an incremental load would skip.
     this.known = new KnownKeyHashes(this.store);
   }
 
   /**
    * A read of the key change count (src/domain/pets/store-copies.ts, onKeysRead): when it moved,
-   * every cached key is forgotten; when it did not, every cached key was as stored at `startedAt`.
+   * every cached key goes stale; when it did not, every cached key was as stored at `startedAt`.
    */
   keysRead(read: { startedAt: number; changed: boolean }): void {
-    if (read.changed) this.forgetAll();
+    if (read.changed) {
+      // Stale, not gone: a stale entry of a valid key still spares its next lookup the gate.
+      this.countMoves += 1;
+      this.epoch += 1;
+    }
     this.vouchedAt = Math.max(this.vouchedAt, read.startedAt);
   }
 
@@ -236,13 +245,9 @@ export class ApiKeyService {
     for (const [token, entry] of this.cache) if (entry.record.id === id) this.cache.delete(token);
   }
 
-  private forgetAll(): void {
-    this.epoch += 1;
-    this.cache.clear();
-  }
-
   private fresh(entry: CacheEntry, now: number): boolean {
     return (
+      entry.countMoves === this.countMoves &&
       now - Math.max(entry.loadedAt, this.vouchedAt) < ApiKeyService.CACHE_TTL_MS &&
       now - entry.loadedAt < ApiKeyService.MAX_CACHED_MS
     );
@@ -311,6 +316,7 @@ export class ApiKeyService {
     this.cache.set(token, {
       record,
       loadedAt: now,
+      countMoves: this.countMoves,
       ...(secretEndsAt !== undefined ? { secretEndsAt } : {}),
     });
   }
