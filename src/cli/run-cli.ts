@@ -209,8 +209,8 @@ async function runLocal(command: LocalCommand, run: Run, io: CliIo): Promise<num
     services = await createServices(config, {
       migrate: command.migrateOnOpen,
       mustExist: command.needsExistingDatabase === true,
-      // Passed on only when a test gave one: a clock passed in replaces Redis's shared clock, and
-      // this host's may be wrong (createServices).
+      // Passed on only when a test gave one: a clock passed in replaces the database's and Redis's
+      // shared clocks, and this host's may be wrong (createServices).
       ...(io.clock ? { clock: io.clock } : {}),
     });
     await run({ services, stdout, stderr });
