@@ -70,6 +70,10 @@ export interface Services {
 }
 
 export interface ServiceOptions {
+  /**
+   * Tests only: time as this clock says, also where the server otherwise follows a shared clock
+   * (Redis's for windows and bans, the database's for a ban's lift). Without it, the system clock.
+   */
   clock?: Clock;
   /** Apply pending migrations when opening the database (the server and most CLI commands). */
   migrate?: boolean;
@@ -117,6 +121,9 @@ export async function createServices(
         migrate: options.migrate,
         mustExist: options.mustExist,
         observer: metrics.storage,
+        // As for Redis below: a clock passed in (tests) owns time; a ban's lift is dated by the
+        // database's clock, which every server shares whatever the host running the CLI says.
+        time: options.clock ? 'caller' : 'database',
       }));
     if (options.storage === undefined) owned.push(storage);
 

@@ -140,9 +140,17 @@ export interface ApiKeyStore {
   setBannedUntil(id: string, until: number, audit?: AuditRecord): Promise<boolean>;
   /**
    * Lifts a ban (`petstore keys unban`): clears `bannedUntil` and sets `banLiftedAt`, which every
-   * instance reads through its key cache to end live bans that started at or before it.
+   * instance reads through its key cache to end live bans that started at or before it. Servers
+   * compare that time with their own clocks, so it is the database's where servers on several
+   * hosts share it (PostgreSQL): a caller whose clock is behind would otherwise date the lift
+   * before the ban and leave it in force. Elsewhere it is `callerNow`. The audit record is
+   * appended at the same time. Resolves that time, or undefined when no key has the id.
    */
-  liftBan(id: string, at: number, audit?: AuditRecord): Promise<boolean>;
+  liftBan(
+    id: string,
+    callerNow: number,
+    audit?: Omit<AuditRecord, 'at'>,
+  ): Promise<number | undefined>;
   /** Recorded bans that ended at or before `now`, at most `limit`. */
   endedBans(now: number, limit: number): Promise<Array<{ id: string; bannedUntil: number }>>;
   /**

@@ -1,6 +1,7 @@
 import type { DatabaseConfig } from '../config/config.js';
 import type { Storage } from '../domain/ports.js';
 import type { StorageObserver } from './observer.js';
+import type { StorageTime } from './sql/dialect-traits.js';
 
 /** Picks the backend the configuration names; only main.ts and the CLI call this. */
 export async function createStorage(
@@ -11,6 +12,8 @@ export async function createStorage(
     mustExist?: boolean;
     /** Told of statements, commits and the pool (the metrics); none by default. */
     observer?: StorageObserver;
+    /** `database` by default; see StorageTime. */
+    time?: StorageTime;
   } = {},
 ): Promise<Storage> {
   // Each backend's driver is loaded only when configured: pg alone is some 15 MB of memory that a
@@ -20,6 +23,7 @@ export async function createStorage(
       ? (await import('./postgres/postgres-storage.js')).createPostgresStorage(
           database,
           options.observer,
+          options.time,
         )
       : (await import('./sqlite/sqlite-storage.js')).createSqliteStorage(
           database.path,

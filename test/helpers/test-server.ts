@@ -90,7 +90,8 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
   const metrics = createMetrics();
   const storage = await createStorage(
     ownFolder === undefined ? config.database : { kind: 'sqlite', path: databaseFile ?? ownFolder },
-    { migrate: true, observer: metrics.storage },
+    // The test's clock dates a ban's lift too, as on a server given a clock (createServices).
+    { migrate: true, observer: metrics.storage, time: 'caller' },
   );
   const services = await createServices(config, {
     clock,

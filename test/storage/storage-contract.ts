@@ -661,26 +661,53 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         const banned = await storage.apiKeys.findById(input.id);
         expect(banned?.bannedUntil).toBe(until);
         expect(banned !== undefined && 'banLiftedAt' in banned).toBe(false);
-        const liftedAt = input.createdAt + 60_000;
-        await expect(storage.apiKeys.liftBan(input.id, liftedAt)).resolves.toBe(true);
+        const liftedAt = await storage.apiKeys.liftBan(input.id, Date.now());
+        expect(liftedAt).toBeTypeOf('number');
         const lifted = await storage.apiKeys.findById(input.id);
         expect(lifted).toEqual({ ...input, deprecatedCalls: 0, banLiftedAt: liftedAt });
         expect(lifted !== undefined && 'bannedUntil' in lifted).toBe(false);
       });
 
+      it("lifts a ban at the database's clock where servers share it, not a caller's 10 minutes behind", async () => {
+        const input = newKeyRecord();
+        await storage.apiKeys.insert(input);
+        const callerNow = Date.now() - 600_000;
+        const start = Date.now();
+        // A record dated by the caller: the store dates it with the lift instead.
+        const audit = auditOf(input.id, { action: 'unban', at: callerNow - 1 });
+        const liftedAt = await storage.apiKeys.liftBan(input.id, callerNow, audit);
+        const end = Date.now();
+        if (storage.backend === 'postgres') {
+          // The test server runs on this machine: its clock is the one Date.now() reads.
+          expect(liftedAt).toBeGreaterThanOrEqual(start - 1_000);
+          expect(liftedAt).toBeLessThanOrEqual(end + 1_000);
+        } else {
+          // SQLite: every process using the file shares the caller's host, and so its clock.
+          expect(liftedAt).toBe(callerNow);
+        }
+        expect((await storage.apiKeys.findById(input.id))?.banLiftedAt).toBe(liftedAt);
+        await expect(storage.keyAudit.list({ keyId: input.id, limit: 10 })).resolves.toEqual([
+          { ...audit, at: liftedAt },
+        ]);
+      });
+
       it('keeps the latest lift time when a key is unbanned twice', async () => {
         const input = newKeyRecord();
         await storage.apiKeys.insert(input);
-        await storage.apiKeys.liftBan(input.id, input.createdAt + 1);
-        await storage.apiKeys.liftBan(input.id, input.createdAt + 2);
-        expect((await storage.apiKeys.findById(input.id))?.banLiftedAt).toBe(input.createdAt + 2);
+        const first = await storage.apiKeys.liftBan(input.id, input.createdAt + 1);
+        const second = await storage.apiKeys.liftBan(input.id, input.createdAt + 2);
+        expect(second).toBeGreaterThanOrEqual(first ?? Number.POSITIVE_INFINITY);
+        expect((await storage.apiKeys.findById(input.id))?.banLiftedAt).toBe(second);
       });
 
-      it('returns false from setBannedUntil and liftBan for an unknown id', async () => {
+      it('returns false from setBannedUntil and undefined from liftBan for an unknown id', async () => {
         const id = `key_${randomUUID()}`;
         await expect(storage.apiKeys.setBannedUntil(id, Date.now() + 1000)).resolves.toBe(false);
-        await expect(storage.apiKeys.liftBan(id, Date.now())).resolves.toBe(false);
+        await expect(
+          storage.apiKeys.liftBan(id, Date.now(), auditOf(id, { action: 'unban' })),
+        ).resolves.toBeUndefined();
         await expect(storage.apiKeys.findById(id)).resolves.toBeUndefined();
+        await expect(storage.keyAudit.list({ keyId: id, limit: 10 })).resolves.toEqual([]);
       });
     });
 
@@ -789,7 +816,8 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         const input = newKeyRecord();
         await storage.apiKeys.insert(input);
         for (const at of [3_000, 1_000, 2_000]) {
-          await storage.apiKeys.liftBan(input.id, at, auditOf(input.id, { action: 'unban', at }));
+          const audit = auditOf(input.id, { action: 'ban', at });
+          await storage.apiKeys.setBannedUntil(input.id, input.createdAt + at, audit);
         }
         const since = await storage.keyAudit.list({ keyId: input.id, since: 2_000, limit: 10 });
         expect(since.map((r) => r.at)).toEqual([2_000, 3_000]);

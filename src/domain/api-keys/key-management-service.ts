@@ -287,15 +287,16 @@ export class KeyManagementService {
 
   /**
    * Lifts a key's ban early: clears the recorded ban, ends the live one in the rate-limit store
-   * (at once for every instance sharing it), and tells the other instances.
+   * (at once for every instance sharing it), and tells the other instances. The time of the lift
+   * is the store's to choose (the database's clock where servers share it), not this host's.
    */
   async unban(keyId: string, actor: Actor): Promise<KeyView> {
     const before = await this.existing(keyId);
-    const now = this.clock.now();
-    const audit = this.auditRecord(keyId, 'unban', actor, {
+    const audit = this.undatedAuditRecord(keyId, 'unban', actor, {
       bannedUntil: { from: iso(before.bannedUntil), to: null },
     });
-    if (!(await this.store.liftBan(keyId, now, audit))) throw domainErrors.keyNotFound(keyId);
+    const liftedAt = await this.store.liftBan(keyId, this.clock.now(), audit);
+    if (liftedAt === undefined) throw domainErrors.keyNotFound(keyId);
     // Best effort: a store this process cannot reach (or its own, in memory) is lifted by each
     // server when it reads the key's unban time, within the key cache lifetime.
     await this.limiter.liftBan(keyId).catch(() => undefined);
@@ -410,6 +411,15 @@ export class KeyManagementService {
     actor: Actor,
     changes: AuditChanges,
   ): AuditRecord {
-    return { id: newAuditId(), at: this.clock.now(), keyId, action, changes, actor };
+    return { ...this.undatedAuditRecord(keyId, action, actor, changes), at: this.clock.now() };
+  }
+
+  private undatedAuditRecord(
+    keyId: string,
+    action: AuditAction,
+    actor: Actor,
+    changes: AuditChanges,
+  ): Omit<AuditRecord, 'at'> {
+    return { id: newAuditId(), keyId, action, changes, actor };
   }
 }

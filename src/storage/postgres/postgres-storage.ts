@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Storage } from '../../domain/ports.js';
 import { NO_STORAGE_OBSERVER, type StorageObserver } from '../observer.js';
 import type { Database } from '../sql/database.js';
-import type { DialectTraits, SqlWrites } from '../sql/dialect-traits.js';
+import type { DialectTraits, SqlWrites, StorageTime } from '../sql/dialect-traits.js';
 import { migrate, type MigrateOptions } from '../sql/migrate.js';
 import { SqlAdminIdempotencyStore } from '../sql/sql-admin-idempotency-store.js';
 import { SqlAdminTokenStore } from '../sql/sql-admin-token-store.js';
@@ -39,7 +39,7 @@ const FIRST_KEY_LOCK = 2;
  */
 const MIGRATION_STATEMENT_TIMEOUT_MS = 5 * 60_000;
 
-function postgresTraits(db: Kysely<Database>): DialectTraits {
+function postgresTraits(db: Kysely<Database>, time: StorageTime): DialectTraits {
   return {
     // Held until the transaction ends, so the next caller's statement sees the committed key.
     firstKeyLock: [
@@ -49,6 +49,13 @@ function postgresTraits(db: Kysely<Database>): DialectTraits {
     ],
     skipLocked: true,
     nextKeySeq: 'DEFAULT',
+    // clock_timestamp(): the time of reading, not of the transaction's start.
+    databaseNow:
+      time === 'database'
+        ? sql<{
+            now: bigint;
+          }>`SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now`.compile(db)
+        : null,
   };
 }
 
@@ -122,13 +129,14 @@ async function withMigrationLock(config: PostgresConfig, migrate: Migrate): Prom
 export function createPostgresStorage(
   config: PostgresConfig,
   observer: StorageObserver = NO_STORAGE_OBSERVER,
+  time: StorageTime = 'database',
 ): PostgresStorage {
   const { db, writeFailures, poolCounts } = openPostgres(config, observer);
   observer.watchPool(poolCounts);
   const settled = new SettledIds(db, settleMsFor(config.statementTimeoutMs));
   const pets = new PostgresPetStore(db, () => settled.settledThrough(), config.poolMax);
   const writes = postgresWrites(db);
-  const traits = postgresTraits(db);
+  const traits = postgresTraits(db, time);
   let closed = false;
   return {
     backend: 'postgres',

@@ -10,6 +10,13 @@ export interface SqlWrites {
 }
 
 /**
+ * Whose clock dates what servers on other hosts compare with theirs (a ban's lift): `database`
+ * (what the service uses) the database server's, where it has one they share; `caller` the time
+ * each call passes, so tests that move their clock move these times too.
+ */
+export type StorageTime = 'database' | 'caller';
+
+/**
  * What the shared api-key and idempotency stores do differently per engine; every other query is
  * the same SQL. Each backend folder passes its own when it builds the stores.
  */
@@ -32,4 +39,12 @@ export interface DialectTraits {
    * above the highest, under its single write lock.
    */
   nextKeySeq: string;
+  /**
+   * The query of the database's clock (epoch ms, as `now`), for times written by one host and
+   * compared by servers on others, or null where the caller's clock is the servers' anyway.
+   * PostgreSQL: its server's clock, one for every host (null with StorageTime `caller`). SQLite:
+   * null, since every process using the file runs on the host that has it, whose clock the caller
+   * reads (tests inject theirs).
+   */
+  databaseNow: CompiledQuery<{ now: bigint | number | string }> | null;
 }

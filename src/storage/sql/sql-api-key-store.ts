@@ -276,15 +276,32 @@ export class SqlApiKeyStore implements ApiKeyStore {
     );
   }
 
-  async liftBan(id: string, at: number, audit?: AuditRecord): Promise<boolean> {
-    return this.updated(
+  async liftBan(
+    id: string,
+    callerNow: number,
+    audit?: Omit<AuditRecord, 'at'>,
+  ): Promise<number | undefined> {
+    // Read before the update rather than inside it, so that the audit record and the answer carry
+    // the very time written; a ban starting in the moment between is later than the lift, and stays.
+    const at = (await this.databaseNow()) ?? callerNow;
+    const lifted = await this.updated(
       this.db
         .updateTable('api_keys')
         .set({ banned_until: null, ban_lifted_at: at })
         .where('id', '=', id)
         .compile(),
-      audit,
+      audit === undefined ? undefined : { ...audit, at },
     );
+    return lifted ? at : undefined;
+  }
+
+  /** The database's clock where the dialect has one servers share (DialectTraits.databaseNow). */
+  private async databaseNow(): Promise<number | undefined> {
+    if (this.traits.databaseNow === null) return undefined;
+    const { rows } = await this.db.executeQuery(this.traits.databaseNow);
+    const [row] = rows;
+    if (row === undefined) throw new Error('the database did not tell its time');
+    return toNumber(row.now);
   }
 
   async endedBans(now: number, limit: number): Promise<Array<{ id: string; bannedUntil: number }>> {

@@ -29,6 +29,7 @@ const SQLITE_TRAITS: DialectTraits = {
   firstKeyLock: [],
   skipLocked: false,
   nextKeySeq: '(SELECT coalesce(max(seq), 0) + 1 FROM api_keys)',
+  databaseNow: null,
 };
 
 export function createSqliteStorage(
