@@ -231,9 +231,11 @@ describe.runIf(available)(SUITE, () => {
         }
       };
       await Promise.all(Array.from({ length: 10 }, () => spend(900)));
+      // In the race the fourth asks for half of the 1,000 left, no more: in-process it is far
+      // faster than HTTP, and asking for all of it once left the three nothing (0 x 200).
       const [answers] = await Promise.all([
         hammer(key, 3_000, 60, sentAt + 35_000),
-        ...Array.from({ length: 10 }, () => spend(200)),
+        ...Array.from({ length: 10 }, () => spend(50)),
       ]);
       const lastAt = Math.max(...answers.map((a) => a.at));
       const http = answers.filter((a) => a.status === 200).length;
