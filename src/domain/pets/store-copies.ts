@@ -104,7 +104,7 @@ export interface StoreCopiesOptions {
 
 /**
  * What a successful read says of the keys: nothing changed them between the previous read and
- * `startedAt` (changed false), or something did (changed true: forget every cached key).
+ * `startedAt` (changed false), or something did (changed true: every cached key goes stale).
  */
 export type KeysRead = (read: { startedAt: number; changed: boolean }) => void;
 

@@ -13,6 +13,19 @@ export interface MigrationTypes {
 }
 
 /**
+ * The api_keys columns a key cache carries (src/domain/api-keys/api-key-service.ts): a trigger on
+ * each engine moves the api_key_changes row whenever one of them changes, whoever writes it (the
+ * CLI, the admin API, an UPDATE typed by hand), and every instance reads that row once a second
+ * with the store generation. Not the bookkeeping written as keys are used (last_used_at,
+ * deprecated_calls, seq), nor banned_until: the rate-limit store enforces a ban, and a lift moves
+ * ban_lifted_at. A column added to api_keys later that a cache must see belongs here, in a new
+ * migration that recreates the triggers.
+ */
+export const CACHED_KEY_COLUMNS = sql.raw(
+  'label, plan, per_minute, per_day, hash, revoked_at, ban_lifted_at, expires_at, previous_hash, previous_hash_expires_at',
+);
+
+/**
  * The migrations from key life on: the same tables on both engines, so written once. (The earlier
  * ones stay in each engine's file as they were applied: their checks and identities differ.)
  */

@@ -1,5 +1,5 @@
 import { type Kysely, type Migration, sql } from 'kysely';
-import { sharedMigrations } from '../sql/shared-migrations.js';
+import { CACHED_KEY_COLUMNS, sharedMigrations } from '../sql/shared-migrations.js';
 
 /** Dated, ordered, each with its way back. Imported statically so src/ and dist/ behave alike. */
 export const SQLITE_MIGRATIONS: Record<string, Migration> = {
@@ -127,19 +127,14 @@ export const SQLITE_MIGRATIONS: Record<string, Migration> = {
   }),
   '2026-12-01-10-api-key-changes': {
     async up(db: Kysely<unknown>) {
-      // One row counting changes to what a key cache holds (src/domain/api-keys/api-key-service.ts):
-      // every instance reads it with the store generation, once a second, and forgets its cached
-      // keys when it moves, so a cached key may stay in memory as long as the count stands still.
-      // A trigger, so that every writer counts: the CLI, the admin API, an UPDATE typed by hand.
-      // Not the bookkeeping columns written as keys are used (last_used_at, deprecated_calls,
-      // seq), nor banned_until: a ban is enforced by the rate-limit store, and a lift moves
-      // ban_lifted_at. A column added to api_keys later that a cache must see goes in this list.
+      // One row counting changes to what a key cache holds, moved by a trigger on the columns of
+      // CACHED_KEY_COLUMNS (src/storage/sql/shared-migrations.ts says why these).
       await sql`CREATE TABLE api_key_changes (
         id INTEGER PRIMARY KEY CHECK (id = 1),
         value INTEGER NOT NULL
       )`.execute(db);
       await sql`INSERT INTO api_key_changes (id, value) VALUES (1, 0)`.execute(db);
-      await sql`CREATE TRIGGER api_keys_changed AFTER UPDATE OF label, plan, per_minute, per_day, hash, revoked_at, ban_lifted_at, expires_at, previous_hash, previous_hash_expires_at ON api_keys
+      await sql`CREATE TRIGGER api_keys_changed AFTER UPDATE OF ${CACHED_KEY_COLUMNS} ON api_keys
         BEGIN
           UPDATE api_key_changes SET value = value + 1 WHERE id = 1;
         END`.execute(db);
