@@ -74,24 +74,7 @@ export function logInto(lines: string[] | undefined): { logger?: FastifyBaseLogg
   };
 }
 
-/**
- * Now and then (about once in three full runs lately) a migration into a schema made a moment
- * before fails with 'schema … does not exist', though current_schema() on the same connection had
- * just named it; the cause is not found yet (test/storage/postgres-storage.test.ts retries for the
- * same reason). One more try, on a new schema, says so on stderr rather than failing the file.
- */
 export async function startServer(options: ServerOptions = {}): Promise<TestServer> {
-  try {
-    return await startServerOnce(options);
-  } catch (error) {
-    const vanished = error instanceof Error && /schema "[^"]+" does not exist/.test(error.message);
-    if (!vanished || TEST_BACKEND !== 'postgres') throw error;
-    console.warn(`startServer: ${error.message}; trying once more on a new schema`);
-    return startServerOnce(options);
-  }
-}
-
-async function startServerOnce(options: ServerOptions): Promise<TestServer> {
   const clock = options.clock ?? new TestClock();
   const shared = await sharedBackends(options.env);
   const config = loadConfig({ PORT: '8080', ...shared.env, ...options.env });

@@ -86,10 +86,7 @@ async function keyedCreate(storage: Storage, scope: IdempotencyScope, now: numbe
 
 const available = await postgresFor('PostgreSQL storage');
 
-// Twice in four full runs on a busy machine, a test that opens its storage with migrate: true on
-// the file's schema failed at once (the in_progress race, the server-down recovery), once with
-// 'schema … does not exist' while the next test found it; cause not found yet, so one retry.
-describe.runIf(available)('PostgreSQL storage', { retry: 1 }, () => {
+describe.runIf(available)('PostgreSQL storage', () => {
   const schemas = usePostgresSchemas();
 
   describeStorageContract('postgres', () => createStorage(schemas.config(), { migrate: true }));
@@ -580,34 +577,28 @@ describe.runIf(available)('PostgreSQL storage', { retry: 1 }, () => {
          VALUES ('${scope.apiKeyId}', '${scope.key}', 'fp', ${petId}, ${Date.now()}, ${Date.now()})`,
       );
 
-    // Once in a few full runs on a busy machine its first query failed with 'schema … does not
-    // exist' although the schema was there for the next test; cause not found yet, so one retry.
-    it(
-      'answers in_progress after about a second while another request holds the key',
-      { retry: 1 },
-      async () => {
-        const storage = await createStorage(schemas.config(), { migrate: true });
-        const pet = await storage.pets.create({ name: 'First', categoryId: 1n });
-        const scope = { apiKeyId: `key_${randomUUID()}`, key: randomUUID() };
-        // Another instance's create: its key taken, its transaction not committed yet.
-        const release = await held(schemas.schema, scope, pet.id);
-        try {
-          const started = performance.now();
-          await expect(
-            storage.pets.createIdempotent(
-              { name: 'Second', categoryId: 1n },
-              { scope, fingerprint: 'fp', now: Date.now(), retentionMs: 60_000 },
-            ),
-          ).resolves.toEqual({ kind: 'in_progress' });
-          const waited = performance.now() - started;
-          expect(waited).toBeGreaterThan(900);
-          expect(waited).toBeLessThan(3_000);
-        } finally {
-          await release();
-          await storage.close();
-        }
-      },
-    );
+    it('answers in_progress after about a second while another request holds the key', async () => {
+      const storage = await createStorage(schemas.config(), { migrate: true });
+      const pet = await storage.pets.create({ name: 'First', categoryId: 1n });
+      const scope = { apiKeyId: `key_${randomUUID()}`, key: randomUUID() };
+      // Another instance's create: its key taken, its transaction not committed yet.
+      const release = await held(schemas.schema, scope, pet.id);
+      try {
+        const started = performance.now();
+        await expect(
+          storage.pets.createIdempotent(
+            { name: 'Second', categoryId: 1n },
+            { scope, fingerprint: 'fp', now: Date.now(), retentionMs: 60_000 },
+          ),
+        ).resolves.toEqual({ kind: 'in_progress' });
+        const waited = performance.now() - started;
+        expect(waited).toBeGreaterThan(900);
+        expect(waited).toBeLessThan(3_000);
+      } finally {
+        await release();
+        await storage.close();
+      }
+    });
 
     it('waits for a holder that commits meanwhile, then replays its pet', async () => {
       const storage = await createStorage(schemas.config(), { migrate: true });

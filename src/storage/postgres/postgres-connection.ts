@@ -1,7 +1,6 @@
 import {
   Kysely,
   type PostgresCursor,
-  PostgresDialect,
   type PostgresPool,
   type PostgresPoolClient,
   type PostgresQueryResult,
@@ -12,6 +11,7 @@ import { DependencyUnavailableError } from '../../domain/errors.js';
 import { NO_STORAGE_OBSERVER, type PoolCounts, type StorageObserver } from '../observer.js';
 import type { Database } from '../sql/database.js';
 import { breaksConnection, toStorageError, WriteFailures } from './postgres-errors.js';
+import { SearchPathPostgresDialect } from './postgres-introspector.js';
 import { statementNames } from './postgres-statement-name.js';
 
 export type PostgresConfig = Extract<DatabaseConfig, { kind: 'postgres' }>;
@@ -205,7 +205,9 @@ export function openPostgres(
   const timing = { observer, nameOf: statementNames() };
   return {
     db: new Kysely<Database>({
-      dialect: new PostgresDialect({ pool: new GuardedPool(pool, writeFailures, timing) }),
+      dialect: new SearchPathPostgresDialect({
+        pool: new GuardedPool(pool, writeFailures, timing),
+      }),
     }),
     writeFailures,
     poolCounts: () => ({
