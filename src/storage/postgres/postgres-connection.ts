@@ -147,15 +147,27 @@ class GuardedClient implements PostgresPoolClient {
  * connect() and query(), so none of them needs a try/catch of its own.
  */
 class GuardedPool implements PostgresPool {
+  /** When each session of the pool connected, on the clock of writeFailures. */
+  private readonly openedAt = new WeakMap<pg.PoolClient, number>();
+
   constructor(
     private readonly pool: pg.Pool,
     private readonly writeFailures: WriteFailures,
     private readonly timing: QueryTiming,
-  ) {}
+  ) {
+    pool.on('connect', (client) => this.openedAt.set(client, writeFailures.now()));
+  }
 
   async connect(): Promise<PostgresPoolClient> {
     try {
-      return new GuardedClient(await this.pool.connect(), this.writeFailures, this.timing);
+      for (;;) {
+        const client = await this.pool.connect();
+        // Each pass closes a session opened before the last read-only answer: bounded.
+        if (!this.writeFailures.mayBeReadOnly(this.openedAt.get(client) ?? Infinity)) {
+          return new GuardedClient(client, this.writeFailures, this.timing);
+        }
+        client.release(true);
+      }
     } catch (error) {
       throw toStorageError(error);
     }

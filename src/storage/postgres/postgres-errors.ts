@@ -90,24 +90,37 @@ export function breaksConnection(error: unknown): boolean {
 export const WRITE_FAILURE_MEMORY_MS = 5_000;
 
 /**
- * The last write the server refused for lack of resources (class 53: a full disk), which no cheap
- * read can detect: readiness says not ready for WRITE_FAILURE_MEMORY_MS after it, then lets
- * traffic try again (a request that fails again renews it).
+ * What refused writes teach about the pool. The last write the server refused for lack of
+ * resources (class 53: a full disk), which no cheap read can detect: readiness says not ready for
+ * WRITE_FAILURE_MEMORY_MS after it, then lets traffic try again (a request that fails again
+ * renews it). And when a session last answered that it takes no writes (25006).
  */
 export class WriteFailures {
   private last: { at: number; error: Error } | undefined;
+  private readOnlyAt = -Infinity;
 
-  constructor(private readonly now: () => number = () => performance.now()) {}
+  constructor(readonly now: () => number = () => performance.now()) {}
 
   note(error: unknown): void {
-    if (error instanceof Error && /^53[0-9A-Z]{3}$/.test(codeOf(error) ?? '')) {
-      this.last = { at: this.now(), error };
-    }
+    if (!(error instanceof Error)) return;
+    const code = codeOf(error) ?? '';
+    if (/^53[0-9A-Z]{3}$/.test(code)) this.last = { at: this.now(), error };
+    if (code === '25006') this.readOnlyAt = this.now();
   }
 
   throwIfRecent(): void {
     if (this.last !== undefined && this.now() - this.last.at < WRITE_FAILURE_MEMORY_MS) {
       throw new DependencyUnavailableError('database', { cause: this.last.error });
     }
+  }
+
+  /**
+   * A session's read-only setting is fixed when it connects (a standby's, a role's or database's
+   * default_transaction_read_only), so once one session answered 25006, any opened before it may
+   * be read-only too, also after the database takes writes again: such a session is closed rather
+   * than used, where each would otherwise fail one more request after readiness said ready.
+   */
+  mayBeReadOnly(openedAt: number): boolean {
+    return openedAt < this.readOnlyAt;
   }
 }
