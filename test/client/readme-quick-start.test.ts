@@ -41,6 +41,7 @@ describe('the client quick start of docs/client.md', () => {
     } finally {
       console.log = log;
       console.error = error;
+      delete process.env.KEY;
     }
     expect(lines).toContainEqual([expect.any(Number), 'Rex']);
     expect(lines).toContainEqual([

@@ -9,6 +9,7 @@ import { postgresFor } from '../helpers/postgres.js';
 import { requireService } from '../helpers/services.js';
 import { ownSharedBackends, type SharedBackendEnv } from '../helpers/shared-backends.js';
 import { TestClock } from '../helpers/test-clock.js';
+import { minuteWithRoom } from '../helpers/minute.js';
 
 /*
  * Issue 19 item 8, "Clocks": the time of a `keys unban` is the database's, so a CLI host whose
@@ -17,7 +18,6 @@ import { TestClock } from '../helpers/test-clock.js';
  */
 const SUITE = 'keys unban from a host whose clock is 10 minutes behind, without Redis';
 const SKEW_MS = 10 * 60_000;
-const MINUTE_MS = 60_000;
 const OPS = { kind: 'cli', user: 'ops', host: 'skewed-host' } as const;
 const silent = { write: () => true };
 
@@ -62,8 +62,7 @@ describe.runIf(available)(SUITE, () => {
   /** A key the server has just banned, in a minute with room left for the rest of the test. */
   async function bannedKey(): Promise<{ id: string; request: AdmissionRequest }> {
     // The refusal after the unban must be this minute's 429, not a new minute's admission.
-    const left = MINUTE_MS - (Date.now() % MINUTE_MS);
-    if (left < 15_000) await new Promise((resolve) => setTimeout(resolve, left + 50));
+    await minuteWithRoom(5_000);
     const { key, secret } = await server.keys.create(
       { change: { plan: 'enterprise', perMinute: 1, perDay: 100 } },
       OPS,

@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
 import { REPO_ROOT, type ServerProcess, spawnServer } from './server-process.js';
 
+const READY_WITHIN_MS = 20_000;
+
 /**
  * Several processes of the built service (`node dist/main.js`), each on its own port, started and
  * stopped together. `stop()` ends every one still running (SIGTERM, SIGKILL after a grace); a
@@ -16,7 +18,11 @@ export class Instances {
     process.once('exit', this.killOnExit);
   }
 
-  /** Starts `count` instances with the same environment, together; resolves once all listen. */
+  /**
+   * Starts `count` instances with the same environment, together; resolves once all listen and
+   * say ready, as a load balancer would wait for: an instance listens before its Redis (Cluster)
+   * connection is up, and answers 503 until it is.
+   */
   async start(count: number, env: Record<string, string>): Promise<ServerProcess[]> {
     const started = await Promise.allSettled(
       Array.from({ length: count }, () => this.startOne(env)),
@@ -32,7 +38,17 @@ export class Instances {
     const server = await spawnServer({ MAX_CONNECTIONS_PER_ADDRESS: '4096', ...env });
     this.running.add(server);
     void server.exited.then(() => this.running.delete(server));
-    return server;
+    const deadline = Date.now() + READY_WITHIN_MS;
+    for (;;) {
+      const res = await fetch(`${server.url}/readyz`).catch(() => undefined);
+      if (res?.status === 200) return server;
+      if (Date.now() > deadline) {
+        throw new Error(
+          `${server.url} not ready within ${READY_WITHIN_MS} ms:\n${server.output()}`,
+        );
+      }
+      await sleep(50);
+    }
   }
 
   /** Ends every instance still running: SIGTERM, then SIGKILL after `graceMs`. */

@@ -12,6 +12,7 @@ import {
 import { adminClient, eventually, PrivateRedis, testRedisConfig } from '../helpers/redis.js';
 import { requireService } from '../helpers/services.js';
 import { TestClock } from '../helpers/test-clock.js';
+import { minuteWithRoom } from '../helpers/minute.js';
 
 /*
  * Leases (issue 20 item 1), one clock (issue 19 item 8) and a Redis restart (issue 19 item 6),
@@ -63,15 +64,9 @@ if (await requireService('redis', SUITE)) {
       await redis?.kill();
     });
 
-    /** Waits for the next minute (Redis's clock is this machine's) when fewer than `ms` are left. */
-    const minuteWithRoom = async (ms: number) => {
-      const left = MINUTE - (Date.now() % MINUTE);
-      if (left < ms) await new Promise((r) => setTimeout(r, left + 50));
-    };
-
     describe('one clock: Redis TIME, whatever the instances say', () => {
       it('counts instances whose clocks are 30 s behind and 45 s ahead in one window', async () => {
-        await minuteWithRoom(10_000);
+        await minuteWithRoom(5_000);
         const behind = new RateLimiter(
           await open({ time: 'redis' }),
           new TestClock(Date.now() - 30_000),
@@ -257,7 +252,7 @@ if (await requireService('redis', SUITE)) {
 
     describe('a Redis restart without its data', () => {
       it('grants a 60-a-minute key no more than 60 in the minute Redis restarted', async () => {
-        await minuteWithRoom(20_000);
+        await minuteWithRoom(10_000);
         const [a, b] = [await open({ time: 'redis' }), await open({ time: 'redis' })];
         if (!a || !b) throw new Error('no store');
         const who = subject();
