@@ -1,12 +1,7 @@
 #!/usr/bin/env node
-import { runCli } from './run-cli.js';
+import { enableCompileCache } from 'node:module';
 
-// `petstore keys list | head -1` closes stdout early; that is the reader's choice, not a failure.
-process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-  if (error.code !== 'EPIPE') throw error;
-});
-
-process.exitCode = await runCli(process.argv.slice(2), {
-  stdout: process.stdout,
-  stderr: process.stderr,
-});
+// As for the server (src/main.ts): each run of the CLI compiles its modules from Node's compile
+// cache once it holds them.
+enableCompileCache();
+await import('./cli-main.js');
