@@ -1,6 +1,14 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import {
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+} from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, type Migration, PostgresDialect, sql, SqliteDialect } from 'kysely';
@@ -59,9 +67,28 @@ beforeAll(() => {
   });
   // Its dependencies are this tree's where compatible (the same majors of what it imports).
   symlinkSync(join(REPO_ROOT, 'node_modules'), join(previousRoot, 'node_modules'));
-  execFileSync('node', ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], {
-    cwd: previousRoot,
-  });
+  // Its build is kept outside the clone, by commit and compiler: the same input, the same output,
+  // and 5 s of CPU a run saved.
+  const typescript = (
+    JSON.parse(readFileSync(join(REPO_ROOT, 'node_modules/typescript/package.json'), 'utf8')) as {
+      version: string;
+    }
+  ).version;
+  const kept = join(homedir(), '.cache/petstore/releases', `${previous.commit}-ts${typescript}`);
+  if (!existsSync(kept)) {
+    execFileSync('node', ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], {
+      cwd: previousRoot,
+    });
+    const partial = `${kept}.${process.pid}`;
+    cpSync(join(previousRoot, 'dist'), partial, { recursive: true });
+    try {
+      renameSync(partial, kept);
+    } catch {
+      // Another run kept the same build first.
+      rmSync(partial, { recursive: true, force: true });
+    }
+  }
+  cpSync(kept, join(previousRoot, 'dist'), { recursive: true });
 }, 180_000);
 
 afterAll(async () => {
