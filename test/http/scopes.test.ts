@@ -15,7 +15,7 @@ const NOT_YET: Readonly<Record<string, string>> = {
   // Strips a trailing prefix from PUBLIC_BASE_URL; config/ cannot import http/.
   'config/config.ts': 'config/ sits below http/',
   // The start line names the API address.
-  'main.ts': 'process entry, owned by the runtime work',
+  'server-main.ts': 'process entry, owned by the runtime work',
   // The 410's words name the operation and its successor; domain/ cannot import http/.
   'domain/pets/deprecation.ts': 'domain/ sits below http/',
   // Checks a remote deployment's paths; cli/ cannot import http/.
