@@ -21,7 +21,7 @@ const DRAIN_SECONDS = 2;
 const HAPROXY = { HAPROXY_INTER: '500ms', HAPROXY_FALL: '2', HAPROXY_RISE: '2' };
 /** Keep-alive connections the client holds, and the requests per second it aims at in all. */
 const CONNECTIONS = 6;
-const TARGET_RPS = 240;
+const TARGET_RPS = 150;
 
 const ready = (await requireService('postgres', SUITE)) && (await requireService('redis', SUITE));
 if (ready && !haproxyInstalled() && process.env.CI !== 'true') {
@@ -217,7 +217,7 @@ describe.runIf(ready && (haproxyInstalled() || process.env.CI === 'true'))(SUITE
 
     expect(exitCodes).toEqual([0, 0, 0]);
     expect(outcome.failures).toEqual([]);
-    // The load was real: a few hundred a second over the whole restart.
+    // The load was real: 150 a second aimed at, more than 50 a second served over the restart.
     expect(outcome.ok).toBeGreaterThan(seconds * 50);
     for (const instance of instances) instance.child.kill('SIGTERM');
     await Promise.all(instances.map((instance) => instance.exited));
