@@ -102,7 +102,7 @@ const PURGE = { everyMs: MINUTE_MS, batch: 1_000, maxBatches: 10 } as const;
 const BAN_END_SWEEP_MS = 5_000;
 
 /**
- * The composition root: main.ts, the CLI and the tests all build their services here, so each
+ * The composition root: server-main.ts, the CLI and the tests all build their services here, so each
  * store and service is made once, from the configuration, and wired the same way everywhere.
  */
 export async function createServices(

@@ -45,7 +45,7 @@ ${ERROR_TABLE}`;
 /**
  * The admin listener: the admin API under /admin/v1 and nothing else (no /v1, no /docs, no
  * health endpoints), on the same base as the pet API's (src/http/base-app.ts). The caller owns
- * listening and closing (src/main.ts, tests).
+ * listening and closing (src/server-main.ts, tests).
  */
 export async function buildAdminApp(deps: {
   services: AdminAppServices;

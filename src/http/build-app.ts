@@ -52,7 +52,7 @@ export interface AppDependencies {
 const GET_HEAD = ['GET', 'HEAD'];
 const SHARED_SCHEMAS = [PetStatusSchema, NewPetSchema, PetSchema, PetsSchema, ErrorSchema];
 
-/** Builds the application; the caller owns listening and closing (src/main.ts, tests). */
+/** Builds the application; the caller owns listening and closing (src/server-main.ts, tests). */
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
   const { config, clock, admission, pets, copies, dependencies, metrics } = deps.services;
   collectProcessMetrics(metrics);

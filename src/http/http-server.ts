@@ -36,7 +36,7 @@ export type ConnectionCap = 'total' | 'per_address' | 'pipelined';
 
 export interface ApiServerOptions {
   readonly limits: ConnectionLimits;
-  /** Headers, request and keep-alive timeouts (the shutdown grace is main.ts's). */
+  /** Headers, request and keep-alive timeouts (the shutdown grace is server-main.ts's). */
   readonly timeouts: Timeouts;
   /** Told of every connection closed at once for being over a cap. */
   readonly onRefused: (cap: ConnectionCap, address: string) => void;
@@ -164,7 +164,7 @@ export class ApiServer extends Server {
   }
 
   /**
-   * The drain before a stop (main.ts, on SIGTERM): everything is still served, but each response
+   * The drain before a stop (server-main.ts, on SIGTERM): everything is still served, but each response
    * carries Connection: close, so a client's next request opens a new connection, which its load
    * balancer sends to another instance once /readyz has failed here. Idle connections are left
    * open: closing one under a proxy about to reuse it would lose that request; close() ends them.

@@ -3,7 +3,7 @@ import type { Storage } from '../domain/ports.js';
 import type { StorageObserver } from './observer.js';
 import type { StorageTime } from './sql/dialect-traits.js';
 
-/** Picks the backend the configuration names; only main.ts and the CLI call this. */
+/** Picks the backend the configuration names; only server-main.ts and the CLI call this. */
 export async function createStorage(
   database: DatabaseConfig,
   options: {
