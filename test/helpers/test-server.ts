@@ -50,13 +50,19 @@ export interface ServerOptions {
  * PostgreSQL, counters in the test Redis under a prefix of its own), so that every HTTP suite can
  * run on either: `PETSTORE_TEST_BACKEND=postgres npx vitest run test/http`.
  */
-export const TEST_BACKEND =
+const backendAsked = () =>
   process.env.PETSTORE_TEST_BACKEND === 'postgres' ? 'postgres' : 'sqlite';
+export const TEST_BACKEND = backendAsked();
 
 /** Settings and clean-up for the scale-out backends, when PETSTORE_TEST_BACKEND asks for them. */
 async function sharedBackends(
   env: Record<string, string> | undefined,
 ): Promise<{ env: Partial<SharedBackendEnv>; cleanUp(): Promise<void> }> {
+  // Files share a worker's modules (vitest.config.ts): a worker that ran the other project's files
+  // would hold the other backend here. vitest keeps a worker to one project; this says if not.
+  if (backendAsked() !== TEST_BACKEND) {
+    throw new Error(`PETSTORE_TEST_BACKEND asks for ${backendAsked()} now, ${TEST_BACKEND} before`);
+  }
   if (TEST_BACKEND !== 'postgres' || env?.DATABASE_URL !== undefined) {
     return { env: {}, cleanUp: async () => undefined };
   }

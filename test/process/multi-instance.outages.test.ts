@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../../src/http/errors/error-handler.js';
+import { LEASE_TRUST_MS } from '../../src/storage/redis/rate-limit-leases.js';
 import {
   type Answer,
   call,
@@ -99,6 +100,21 @@ describe.runIf(available)(SUITE, () => {
     let answers: Answer[];
     let probes: Answer[];
     try {
+      // Each instance spends the quota block it leased while Redis answered lately (within
+      // LEASE_TRUST_MS of its last answer); on a busy machine that can outlast the stop by a
+      // moment, so each is asked until it refuses, then everything must be refused.
+      const refusedAfter = await Promise.all(
+        servers.map(async (s) => {
+          const started = Date.now();
+          while ((await list(s)).status === 200) {
+            if (Date.now() - started > LEASE_TRUST_MS + PROMPT_MS)
+              throw new Error(`${s.url} serves`);
+            await sleep(20);
+          }
+          return Date.now() - started;
+        }),
+      );
+      console.info(`[multi-instance] Redis stopped: refused after ${refusedAfter.join('/')} ms`);
       answers = await Promise.all(servers.flatMap((s) => [list(s), create(s)]));
       probes = await Promise.all(servers.map((s) => call(`${s.url}/readyz`)));
       for (const a of answers) {
