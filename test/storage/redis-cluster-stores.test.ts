@@ -64,9 +64,11 @@ if (requireRedisBinaries(SUITE)) {
     createRedisRateLimitStore({ ...config, commandTimeoutMs: 3_000 }),
   );
   // A channel of its own for each pair: the cluster bus may still be carrying an earlier test's
-  // messages to the subscriber's node when the next test subscribes (seen on a busy machine).
+  // messages to the subscriber's node when the next test subscribes (seen on a busy machine). And,
+  // as for the counting contract, a 3 s timeout: opening waits that long for the cluster's slots
+  // (with 300 ms it waited 2 s, and a busy machine's client was not ready by then).
   describeKeyChangeNotifierContract('redis cluster', async () => {
-    const own = { ...config, keyPrefix: `test:${randomUUID()}:` };
+    const own = { ...config, keyPrefix: `test:${randomUUID()}:`, commandTimeoutMs: 3_000 };
     return {
       publisher: await createRedisKeyChangeNotifier(own),
       subscriber: await createRedisKeyChangeNotifier(own),
