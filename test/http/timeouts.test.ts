@@ -32,9 +32,17 @@ async function open(payload = ''): Promise<RawConnection> {
   return connection;
 }
 
-/** Writes one more byte every 100 ms until the server closes the connection. */
+/**
+ * Writes one more byte every 250 ms until the server answers or closes the connection. The server
+ * closes a connection whose body is still arriving right after its 408 (the route must never see
+ * that body); a byte sent after that close draws a reset, and a client that had not read the 408
+ * yet loses it (seen once with 100 ms, on a busy machine). A client that keeps sending after the
+ * answer can still lose it: README "Decisions a client must know".
+ */
 function trickle(connection: RawConnection, byte: string): void {
-  const timer = setInterval(() => connection.socket.write(byte), 100);
+  const timer = setInterval(() => {
+    if (connection.received() === '') connection.socket.write(byte);
+  }, 250);
   trickles.add(timer);
   void connection.closed.then(() => {
     clearInterval(timer);

@@ -18,6 +18,7 @@ import {
 } from '../helpers/redis.js';
 import { requireService } from '../helpers/services.js';
 import { describeRateLimitStoreContract } from './rate-limit-store-contract.js';
+import { freePort } from '../helpers/server-process.js';
 
 const SUITE = 'RedisRateLimitStore';
 const MINUTE = 60_000;
@@ -433,11 +434,14 @@ if (await requireService('redis', SUITE)) {
     describe('on a Redis Cluster node', () => {
       let redis: PrivateRedis;
       beforeAll(async () => {
+        // A bus port of its own: the default, the port plus 10,000, may be in the ephemeral range.
         redis = await PrivateRedis.start([
           '--cluster-enabled',
           'yes',
           '--cluster-config-file',
           'nodes.conf',
+          '--cluster-port',
+          String(await freePort()),
         ]);
         const admin = adminClient(redis.url);
         try {
