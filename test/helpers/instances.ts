@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { untilReady } from './bad-days.js';
 import { REPO_ROOT, type ServerProcess, spawnServer } from './server-process.js';
 
 const READY_WITHIN_MS = 20_000;
@@ -38,17 +39,10 @@ export class Instances {
     const server = await spawnServer({ MAX_CONNECTIONS_PER_ADDRESS: '4096', ...env });
     this.running.add(server);
     void server.exited.then(() => this.running.delete(server));
-    const deadline = Date.now() + READY_WITHIN_MS;
-    for (;;) {
-      const res = await fetch(`${server.url}/readyz`).catch(() => undefined);
-      if (res?.status === 200) return server;
-      if (Date.now() > deadline) {
-        throw new Error(
-          `${server.url} not ready within ${READY_WITHIN_MS} ms:\n${server.output()}`,
-        );
-      }
-      await sleep(50);
-    }
+    await untilReady(server.url, 200, READY_WITHIN_MS).catch((error: unknown) => {
+      throw new Error(`${server.url}: ${String(error)}\n${server.output()}`);
+    });
+    return server;
   }
 
   /** Ends every instance still running: SIGTERM, then SIGKILL after `graceMs`. */

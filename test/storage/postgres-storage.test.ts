@@ -577,12 +577,17 @@ describe.runIf(available)('PostgreSQL storage', () => {
          VALUES ('${scope.apiKeyId}', '${scope.key}', 'fp', ${petId}, ${Date.now()}, ${Date.now()})`,
       );
 
-    it('answers in_progress after about a second while another request holds the key', async () => {
+    /** A storage, a pet, and another instance's create of it: its key taken, not committed yet. */
+    async function heldByAnother() {
       const storage = await createStorage(schemas.config(), { migrate: true });
       const pet = await storage.pets.create({ name: 'First', categoryId: 1n });
       const scope = { apiKeyId: `key_${randomUUID()}`, key: randomUUID() };
-      // Another instance's create: its key taken, its transaction not committed yet.
       const release = await held(schemas.schema, scope, pet.id);
+      return { storage, pet, scope, release };
+    }
+
+    it('answers in_progress after about a second while another request holds the key', async () => {
+      const { storage, scope, release } = await heldByAnother();
       try {
         const started = performance.now();
         await expect(
@@ -601,10 +606,7 @@ describe.runIf(available)('PostgreSQL storage', () => {
     });
 
     it('waits for a holder that commits meanwhile, then replays its pet', async () => {
-      const storage = await createStorage(schemas.config(), { migrate: true });
-      const pet = await storage.pets.create({ name: 'First', categoryId: 1n });
-      const scope = { apiKeyId: `key_${randomUUID()}`, key: randomUUID() };
-      const release = await held(schemas.schema, scope, pet.id);
+      const { storage, pet, scope, release } = await heldByAnother();
       try {
         const waiting = storage.pets.createIdempotent(
           { name: 'First', categoryId: 1n },

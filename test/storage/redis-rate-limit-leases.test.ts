@@ -12,18 +12,17 @@ import {
 import { adminClient, eventually, PrivateRedis, testRedisConfig } from '../helpers/redis.js';
 import { requireService } from '../helpers/services.js';
 import { TestClock } from '../helpers/test-clock.js';
-import { minuteWithRoom } from '../helpers/minute.js';
+import { MINUTE_MS, minuteWithRoom } from '../helpers/minute.js';
 
 /*
  * Leases (issue 20 item 1), one clock (issue 19 item 8) and a Redis restart (issue 19 item 6),
  * on a redis-server of this file's own, so its CPU and its restarts are the test's alone.
  */
 const SUITE = 'RedisRateLimitStore leases, clock and restart';
-const MINUTE = 60_000;
 const DAY = 86_400_000;
 const T0 = Date.parse('2026-11-23T12:00:10Z');
 const windows = (perMinute: number, perDay: number): LimitWindow[] => [
-  { name: 'minute', limit: perMinute, lengthMs: MINUTE },
+  { name: 'minute', limit: perMinute, lengthMs: MINUTE_MS },
   { name: 'day', limit: perDay, lengthMs: DAY },
 ];
 const subject = () => `key:${randomUUID()}`;
@@ -85,7 +84,7 @@ if (await requireService('redis', SUITE)) {
         // One counter: the address budget of 30 a minute, not 30 per clock's minute.
         expect(decisions.filter((d) => d.allowed)).toHaveLength(30);
         // Both describe the window on the shared clock: it resets at the real minute's end.
-        const end = (Math.floor(Date.now() / MINUTE) + 1) * MINUTE;
+        const end = (Math.floor(Date.now() / MINUTE_MS) + 1) * MINUTE_MS;
         for (const d of decisions) expect(d.inForce.resetAt).toBe(end);
       });
 

@@ -1,12 +1,11 @@
 import {
   type DatabaseIntrospector,
-  type DatabaseMetadata,
   type DatabaseMetadataOptions,
   DEFAULT_MIGRATION_LOCK_TABLE,
   DEFAULT_MIGRATION_TABLE,
   type Kysely,
   PostgresDialect,
-  type SchemaMetadata,
+  PostgresIntrospector,
   sql,
   type TableMetadata,
 } from 'kysely';
@@ -31,19 +30,15 @@ interface ColumnRow {
  * pg_get_serial_sequence, so a schema or table that another session drops meanwhile, anywhere in
  * the database, fails it ('schema … does not exist', 'relation … does not exist'): an instance
  * starting on a database shared with anyone who drops things failed its migration now and then.
- * Here everything is joined by oid; no name is looked up again.
+ * Here everything is joined by oid; no name is looked up again. The rest (getSchemas, getMetadata
+ * through getTables) is Kysely's.
  */
-export class SearchPathIntrospector implements DatabaseIntrospector {
-  constructor(private readonly db: Kysely<unknown>) {}
-
-  async getSchemas(): Promise<SchemaMetadata[]> {
-    const { rows } = await sql<{
-      name: string;
-    }>`SELECT nspname AS name FROM pg_catalog.pg_namespace`.execute(this.db);
-    return rows.map((row) => ({ name: row.name }));
+export class SearchPathIntrospector extends PostgresIntrospector {
+  constructor(private readonly db: Kysely<unknown>) {
+    super(db);
   }
 
-  async getTables(
+  override async getTables(
     options: DatabaseMetadataOptions = { withInternalKyselyTables: false },
   ): Promise<TableMetadata[]> {
     const internal = [DEFAULT_MIGRATION_TABLE, DEFAULT_MIGRATION_LOCK_TABLE];
@@ -89,10 +84,6 @@ export class SearchPathIntrospector implements DatabaseIntrospector {
       });
     }
     return [...tables.values()];
-  }
-
-  async getMetadata(options?: DatabaseMetadataOptions): Promise<DatabaseMetadata> {
-    return { tables: await this.getTables(options) };
   }
 }
 
