@@ -65,7 +65,12 @@ export class LongestFirst extends BaseSequencer {
       return (KNOWN_LONG.some((pattern) => pattern.test(path)) ? 1e9 : 0) + size;
     };
     const costs = new Map(files.map((file, index) => [file, cost(file, index)]));
-    return Promise.resolve([...files].sort((a, b) => (costs.get(b) ?? 0) - (costs.get(a) ?? 0)));
+    const group = (file: TestSpecification) => (file.project.name === 'embedded' ? 0 : 1);
+    return Promise.resolve(
+      [...files].sort(
+        (a, b) => group(a) - group(b) || (costs.get(b) ?? 0) - (costs.get(a) ?? 0),
+      ),
+    );
   }
 }
 

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { untilReady } from './bad-days.js';
-import { REPO_ROOT, type ServerProcess, spawnServer } from './server-process.js';
+import { cliKey, REPO_ROOT, type ServerProcess, spawnServer } from './server-process.js';
 
 const READY_WITHIN_MS = 20_000;
 
@@ -98,18 +98,12 @@ export function runPetstore(
   });
 }
 
-/** `keys create` through the CLI; returns the key (last line of stdout) and its id. */
-export async function createKeyWithCli(
+/** `keys create` through the CLI (run in this process); returns the key and its id. */
+export function createKeyWithCli(
   env: Record<string, string>,
   args: readonly string[],
 ): Promise<{ key: string; id: string }> {
-  const run = await runPetstore(env, ['keys', 'create', ...args]);
-  const key = run.stdout.trim().split('\n').at(-1) ?? '';
-  const id = /key_[0-9A-Za-z]+/.exec(run.stderr)?.[0];
-  if (run.code !== 0 || id === undefined || !/^pa_live_[0-9A-Za-z]{36}$/.test(key)) {
-    throw new Error(`keys create failed (${run.code}): ${run.stderr}`);
-  }
-  return { key, id };
+  return cliKey(env, args);
 }
 
 export interface Answer {

@@ -1,8 +1,10 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runCli } from '../../src/cli/run-cli.js';
+import { loadConfig } from '../../src/config/config.js';
 
 export const REPO_ROOT = new URL('../../', import.meta.url).pathname;
 
@@ -104,18 +106,30 @@ export async function spawnServer(
 }
 
 /**
- * A new free-plan key made with the built CLI (a non-interactive start makes none): returns the key,
- * the last line the CLI prints.
+ * A new key made by the CLI's `keys create --plan <plan>` (a non-interactive start makes none):
+ * returns the key. The CLI runs in this process: the built CLI as a process of its own is tested
+ * in test/cli/binary.test.ts and the key-life tests, and each such run cost half a second of CPU.
  */
-export function createKey(databaseUrl: string, plan = 'free'): string {
-  const run = spawnSync('node', ['dist/cli/main.js', 'keys', 'create', '--plan', plan], {
-    cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATABASE_URL: databaseUrl },
-    encoding: 'utf8',
+export async function createKey(databaseUrl: string, plan = 'free'): Promise<string> {
+  return (await cliKey({ DATABASE_URL: databaseUrl }, ['--plan', plan])).key;
+}
+
+/** `keys create` with `args`, through the CLI in this process, with only `env` as its environment. */
+export async function cliKey(
+  env: Record<string, string>,
+  args: readonly string[],
+): Promise<{ key: string; id: string }> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(['keys', 'create', ...args], {
+    stdout: { write: (chunk: string) => (stdout += chunk) },
+    stderr: { write: (chunk: string) => (stderr += chunk) },
+    config: loadConfig(env),
   });
-  const key = run.stdout.trim().split('\n').at(-1) ?? '';
-  if (run.status !== 0 || !/^pa_live_[0-9A-Za-z]{36}$/.test(key)) {
-    throw new Error(`keys create failed (${run.status}): ${run.stderr}`);
+  const key = stdout.trim().split('\n').at(-1) ?? '';
+  const id = /key_[0-9A-Za-z]+/.exec(stderr)?.[0];
+  if (code !== 0 || id === undefined || !/^pa_live_[0-9A-Za-z]{36}$/.test(key)) {
+    throw new Error(`keys create failed (${code}): ${stderr}`);
   }
-  return key;
+  return { key, id };
 }

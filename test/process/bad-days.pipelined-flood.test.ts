@@ -83,7 +83,7 @@ async function timedGet(url: string, headers: Record<string, string> = {}): Prom
 describe('a pipelined flood from one address that never reads its answers', () => {
   it('closes each flooding connection, keeps memory bounded, and serves other clients throughout', async () => {
     const database = tempDatabaseUrl();
-    const key = createKey(database);
+    const key = await createKey(database);
     const server = await spawnServer({ DATABASE_URL: database });
     running.push(server);
     const pid = server.child.pid ?? 0;

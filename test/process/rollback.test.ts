@@ -183,7 +183,7 @@ describe(`roll back to the previous release (${previous.version}, ${previous.com
     it(`${backend}: the previous release against a database this release migrated`, async () => {
       const databaseUrl = await fresh();
       migrateWithThisRelease(databaseUrl);
-      const key = createKey(databaseUrl);
+      const key = await createKey(databaseUrl);
       expect(existsSync(join(previousRoot, 'dist/main.js'))).toBe(true);
       if (previous.tolerant) {
         const server = await spawnServer({ DATABASE_URL: databaseUrl }, 'node', {
@@ -213,7 +213,7 @@ describe(`roll back to the previous release (${previous.version}, ${previous.com
       const databaseUrl = await fresh();
       // This release's migrations and the next release's one, as the next release applies them.
       await runner(databaseUrl, 'latest', (known) => ({ ...known, ...NEXT }));
-      const key = createKey(databaseUrl);
+      const key = await createKey(databaseUrl);
       const server = await spawnServer({ DATABASE_URL: databaseUrl });
       try {
         expect(server.output()).toContain(

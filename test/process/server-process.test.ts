@@ -71,7 +71,7 @@ describe('the server process', () => {
     (restart ??= (async () => {
       const database = tempDatabaseUrl();
       const first = await start({ DATABASE_URL: database });
-      const key = createKey(database);
+      const key = await createKey(database);
       const listed = await fetch(`${first.url}/v1/pets`, {
         headers: { authorization: `Bearer ${key}` },
       });
@@ -130,7 +130,7 @@ describe('the server process', () => {
   it('finishes an in-flight request after SIGTERM sent to npm start, then exits 0', async () => {
     const database = tempDatabaseUrl();
     const server = await start({ DATABASE_URL: database }, 'npm');
-    const key = createKey(database);
+    const key = await createKey(database);
     const body = JSON.stringify({ name: 'In flight', categoryId: 1 });
     const { port } = new URL(server.url);
     const socket = connect(Number(port), '127.0.0.1');

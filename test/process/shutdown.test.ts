@@ -40,7 +40,7 @@ async function start(
     ...env,
   });
   running.push(server);
-  return { server, key: createKey(database) };
+  return { server, key: await createKey(database) };
 }
 
 async function open(server: ServerProcess, payload = ''): Promise<RawConnection> {

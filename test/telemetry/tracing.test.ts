@@ -139,7 +139,7 @@ describe('tracing on SQLite', () => {
   it('continues a traceparent with a server span named by route template, a storage child span, and the trace id in the request line', async () => {
     const collector = await receiver();
     const databaseUrl = tempDatabaseUrl();
-    const key = createKey(databaseUrl);
+    const key = await createKey(databaseUrl);
     const { server, loadedModules } = await start({
       DATABASE_URL: databaseUrl,
       ...tracingOn(collector.endpoint),
@@ -220,7 +220,7 @@ describe('tracing on SQLite', () => {
   it('puts no key, secret or pet name in any span attribute or log line', async () => {
     const collector = await receiver();
     const databaseUrl = tempDatabaseUrl();
-    const key = createKey(databaseUrl);
+    const key = await createKey(databaseUrl);
     const { server } = await start({ DATABASE_URL: databaseUrl, ...tracingOn(collector.endpoint) });
     const petName = `Secret-Pet-${randomUUID()}`;
     const secret = `s3cr3t-${randomUUID()}`;
@@ -281,7 +281,7 @@ describe.runIf(sharedBackends)(PG_SUITE, () => {
 
   it('gives a request a storage span on PostgreSQL and a Redis span for the rate-limit script', async () => {
     const collector = await receiver();
-    const key = createKey(schemas.url);
+    const key = await createKey(schemas.url);
     const { server } = await start({
       DATABASE_URL: schemas.url,
       REDIS_URL: serviceUrl.redis,
@@ -328,7 +328,7 @@ describe('tracing off', () => {
     ];
     for (const env of settings) {
       const databaseUrl = tempDatabaseUrl();
-      const key = createKey(databaseUrl);
+      const key = await createKey(databaseUrl);
       const { server, loadedModules } = await start({ DATABASE_URL: databaseUrl, ...env });
       const response = await send(server, 'POST', '/v1/pets', {
         key,
