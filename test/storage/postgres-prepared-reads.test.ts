@@ -68,14 +68,21 @@ describe.runIf(available)(SUITE, () => {
       expect(await pets.get(31n)).toBeUndefined();
     }
     const statements = await prepared();
-    // One statement per text (a page per size), each prepared once whatever the values.
-    expect(statements.map((s) => s.statement.replace(/\s+/g, ' '))).toEqual([
-      expect.stringMatching(/where "id" = \$1$/),
-      expect.stringMatching(/where "id" > \$1 order by "id" limit 3$/),
-      expect.stringMatching(/where \("status", "id"\) > \(\$1, \$2\) .* limit 2$/),
-    ]);
+    // One statement per text (a page per size), each prepared once whatever the values. Their
+    // names come from a counter in the module, so their order depends on what ran before.
+    const texts = statements.map((s) => s.statement.replace(/\s+/g, ' '));
+    expect(texts).toHaveLength(3);
+    expect(texts).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/where "id" = \$1$/),
+        expect.stringMatching(/where "id" > \$1 order by "id" limit 3$/),
+        expect.stringMatching(/where \("status", "id"\) > \(\$1, \$2\) .* limit 2$/),
+      ]),
+    );
     // The pages run their generic plan: planned once, not on every call.
-    for (const page of statements.slice(1)) expect(page.generic_plans).toBeGreaterThan(0n);
+    const pages = statements.filter((s) => s.statement.includes('limit'));
+    expect(pages).toHaveLength(2);
+    for (const page of pages) expect(page.generic_plans).toBeGreaterThan(0n);
   });
 
   it('does not prepare a page size the API never asks for', async () => {
