@@ -45,11 +45,13 @@ const KNOWN_LONG = [
 ];
 
 /**
- * Longest files first, whatever their project: with 2 workers, a long file started last is the
- * tail of the run. By the durations of the last run (vitest's cache) when it has them all; in a
- * fresh clone, the files known to be long first, then larger files first. (vitest's own order
- * runs every file of one project before the next project's, so the PostgreSQL + Redis files,
- * among them some of the longest, would start last.)
+ * The embedded project's files, then the PostgreSQL + Redis project's, each longest first: a long
+ * file started last is the tail of the run. By the durations of the last run (vitest's cache) when
+ * it has them all; in a fresh clone, the files known to be long first, then larger files first.
+ * One project after the other because vitest keeps a worker (and the modules it has loaded) for
+ * the next file only when that file is of the same project: interleaved, the two projects made it
+ * start 49 workers a run, each loading the app again; grouped, 8. The second project's files are
+ * all short (at most 7 s), so they fill the end of the run.
  */
 export class LongestFirst extends BaseSequencer {
   override sort(files: TestSpecification[]): Promise<TestSpecification[]> {
@@ -67,9 +69,7 @@ export class LongestFirst extends BaseSequencer {
     const costs = new Map(files.map((file, index) => [file, cost(file, index)]));
     const group = (file: TestSpecification) => (file.project.name === 'embedded' ? 0 : 1);
     return Promise.resolve(
-      [...files].sort(
-        (a, b) => group(a) - group(b) || (costs.get(b) ?? 0) - (costs.get(a) ?? 0),
-      ),
+      [...files].sort((a, b) => group(a) - group(b) || (costs.get(b) ?? 0) - (costs.get(a) ?? 0)),
     );
   }
 }
