@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { homedir } from 'node:os';
 import { join, relative } from 'node:path';
 import { defineConfig, type ViteUserConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
@@ -101,6 +102,10 @@ export const config = defineConfig(async (): Promise<ViteUserConfig> => {
       maxWorkers: 4,
       isolate: false,
       sequence: { sequencer: LongestFirst },
+      experimental: {
+        fsModuleCache: true,
+        fsModuleCachePath: join(homedir(), '.cache', 'petstore', 'vitest-modules'),
+      },
       projects: [
         { extends: true, test: { name: 'embedded', include: ['test/**/*.test.ts'] } },
         ...(shared
