@@ -11,6 +11,7 @@ import type { FastifyBaseLogger, FastifyServerFactory } from 'fastify';
 import type { ConnectionLimits, Timeouts } from '../config/config.js';
 import { type Clock, MINUTE_MS, systemClock } from '../domain/clock.js';
 import { addressBucket } from '../domain/rate-limits/client-address.js';
+import { markAnsweredBeforeRoute } from './answered-sockets.js';
 import { errorBody } from './errors/error-table.js';
 import { type HttpError, httpErrors } from './errors/http-error.js';
 import { genRequestId } from './plugins/request-id.plugin.js';
@@ -386,15 +387,16 @@ export function answerClientError(
     return;
   }
   // The headers never completed, or the request whose body is arriving is the one to answer.
+  markAnsweredBeforeRoute(socket);
   const refusal = refusalFor(error, receiving !== undefined, connection?.timeouts);
   const requestId = receiving ? genRequestId(receiving) : randomUUID();
   log.info({ requestId, code: refusal.code, cause: error.code }, refusal.message);
   const answer = (headerLines: string) => {
     if (socket.destroyed) return;
     socket.write(rawErrorResponse(refusal, requestId, headerLines));
-    if (receiving === undefined) linger(socket);
-    // Its handler is waiting for the body: it must never run, so the connection goes at once.
-    else socket.end(() => socket.destroy());
+    // A body still arriving is read and dropped while the connection lingers: its handler never
+    // runs, as the body parser hands over no body of a connection marked above.
+    linger(socket);
   };
   withRateLimitLines(socket, rateLimitLines, answer);
 }

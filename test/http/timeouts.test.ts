@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectErrorContract } from '../helpers/error-contract.js';
 import { rawConnect, type RawConnection } from '../helpers/raw-http.js';
@@ -26,19 +27,13 @@ afterAll(() => {
   for (const connection of connections) connection.socket.destroy();
 });
 
-async function open(payload = ''): Promise<RawConnection> {
-  const connection = await rawConnect(server().url, payload);
+async function open(payload = '', allowHalfOpen = false): Promise<RawConnection> {
+  const connection = await rawConnect(server().url, payload, { allowHalfOpen });
   connections.push(connection);
   return connection;
 }
 
-/**
- * Writes one more byte every 250 ms until the server answers or closes the connection. The server
- * closes a connection whose body is still arriving right after its 408 (the route must never see
- * that body); a byte sent after that close draws a reset, and a client that had not read the 408
- * yet loses it (seen once with 100 ms, on a busy machine). A client that keeps sending after the
- * answer can still lose it: README "Decisions a client must know".
- */
+/** Writes one more byte every 250 ms until the server answers or closes the connection. */
 function trickle(connection: RawConnection, byte: string): void {
   const timer = setInterval(() => {
     if (connection.received() === '') connection.socket.write(byte);
@@ -85,5 +80,54 @@ describe.concurrent('request timeouts', () => {
     expect(JSON.parse(res.body)).toMatchObject({
       message: 'The whole request did not arrive within 2 seconds',
     });
+  });
+
+  it('keeps the 408 for a client that goes on sending and reads late: the connection lingers, no reset', async () => {
+    const connection = await open(
+      `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n` +
+        'Content-Type: application/json\r\nContent-Length: 10000\r\n\r\n ',
+      true,
+    );
+    // Reads nothing until well after the 408 was sent, and sends all along: closing a connection
+    // with bytes unread makes TCP reset it, and the client's next write then fails before it has
+    // read the answer (a 408 lost so, once, made this test).
+    connection.socket.pause();
+    const sending = setInterval(() => connection.socket.write(' '.repeat(16)), 20);
+    trickles.add(sending);
+    await sleep(REQUEST_MS + 700);
+    connection.socket.resume();
+    const res = await connection.response(3_000);
+    clearInterval(sending);
+    expectErrorContract(res, 'request_timeout', 408);
+  });
+
+  it('never serves a body whose rest arrives after its 408, while the connection lingers', async () => {
+    const name = 'Completed after its 408';
+    const json = JSON.stringify({ name, categoryId: 1 });
+    const length = 2_000;
+    const connection = await open(
+      `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${length}\r\n\r\n `,
+      true,
+    );
+    let sent = 1;
+    const sending = setInterval(() => {
+      if (connection.received() !== '') return;
+      connection.socket.write(' ');
+      sent += 1;
+    }, 250);
+    trickles.add(sending);
+    const res = await connection.response(REQUEST_MS + SLACK_MS);
+    clearInterval(sending);
+    expectErrorContract(res, 'request_timeout', 408);
+    // The rest of the body, whole and valid, within the lingering second.
+    connection.socket.write(' '.repeat(length - sent - json.length) + json);
+    await sleep(500);
+    const listed = await fetch(`${server().url}/v1/pets?limit=100`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(listed.status).toBe(200);
+    const page = (await listed.json()) as Array<{ name: string }>;
+    expect(page.map((pet) => pet.name)).not.toContain(name);
   });
 });

@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin';
 import { httpErrors } from '../errors/http-error.js';
 import { JsonSyntaxError, parseStrictJson } from '../strict-json.js';
+import { answeredBeforeRoute } from '../answered-sockets.js';
 
 export const BODY_LIMIT_KIB = 16;
 export const BODY_LIMIT_BYTES = BODY_LIMIT_KIB * 1024;
@@ -126,6 +127,9 @@ export const jsonBodyPlugin = fp(
       'application/json',
       { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES },
       (request, body, done) => {
+        // Answered already (a 408 while this body arrived): it is dropped, and done is never
+        // called, so no handler runs; the connection closes when its lingering ends.
+        if (answeredBeforeRoute(request.raw.socket)) return;
         try {
           const encoding = unsupportedContentEncoding(request.headers['content-encoding']);
           if (encoding !== undefined) throw httpErrors.unsupportedContentEncoding(encoding);
