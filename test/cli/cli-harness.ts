@@ -50,12 +50,13 @@ export async function petstore(
   return { code, stdout: stdout.text(), stderr: stderr.text() };
 }
 
-/** Creates a key through the CLI and returns it with its id. */
+/** Creates a key through the CLI (with `env` besides DATABASE_URL) and returns it with its id. */
 export async function createKey(
   databaseUrl: string,
-  args: string[] = ['--plan', 'free'],
+  args: readonly string[] = ['--plan', 'free'],
+  env: Record<string, string> = {},
 ): Promise<{ key: string; id: string }> {
-  const result = await petstore(databaseUrl, ['keys', 'create', ...args]);
+  const result = await petstore(databaseUrl, ['keys', 'create', ...args], env);
   if (result.code !== 0) throw new Error(`keys create failed: ${result.stderr}`);
   const id = KEY_ID_PATTERN.exec(result.stderr)?.[0];
   if (id === undefined) throw new Error(`no key id in: ${result.stderr}`);

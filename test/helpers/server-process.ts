@@ -3,8 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCli } from '../../src/cli/run-cli.js';
-import { loadConfig } from '../../src/config/config.js';
+import { createKey as createKeyInProcess } from '../cli/cli-harness.js';
 
 export const REPO_ROOT = new URL('../../', import.meta.url).pathname;
 
@@ -115,21 +114,9 @@ export async function createKey(databaseUrl: string, plan = 'free'): Promise<str
 }
 
 /** `keys create` with `args`, through the CLI in this process, with only `env` as its environment. */
-export async function cliKey(
+export function cliKey(
   env: Record<string, string>,
   args: readonly string[],
 ): Promise<{ key: string; id: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(['keys', 'create', ...args], {
-    stdout: { write: (chunk: string) => (stdout += chunk) },
-    stderr: { write: (chunk: string) => (stderr += chunk) },
-    config: loadConfig(env),
-  });
-  const key = stdout.trim().split('\n').at(-1) ?? '';
-  const id = /key_[0-9A-Za-z]+/.exec(stderr)?.[0];
-  if (code !== 0 || id === undefined || !/^pa_live_[0-9A-Za-z]{36}$/.test(key)) {
-    throw new Error(`keys create failed (${code}): ${stderr}`);
-  }
-  return { key, id };
+  return createKeyInProcess(env.DATABASE_URL ?? '', args, env);
 }
