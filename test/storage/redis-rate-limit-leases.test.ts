@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RedisConfig } from '../../src/config/config.js';
 import { DependencyUnavailableError } from '../../src/domain/errors.js';
 import type { ConsumeOutcome, LimitWindow } from '../../src/domain/ports.js';
@@ -58,8 +58,12 @@ if (await requireService('redis', SUITE)) {
       config = testRedisConfig({ url: redis.url });
       pid = await redis.pid();
     });
+    // Each test's stores are closed after it: an open store gives idle leases back on a timer,
+    // and a script it runs then would be counted by the next test's scriptCalls().
+    afterEach(async () => {
+      await Promise.allSettled(opened.splice(0).map((store) => store.close()));
+    });
     afterAll(async () => {
-      await Promise.allSettled(opened.map((store) => store.close()));
       await redis?.kill();
     });
 
