@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { untilReady } from './bad-days.js';
-import { cliKey, REPO_ROOT, type ServerProcess, spawnServer } from './server-process.js';
+import { createKey } from '../cli/cli-harness.js';
+import { REPO_ROOT, type ServerProcess, spawnServer } from './server-process.js';
 
 const READY_WITHIN_MS = 20_000;
 
@@ -103,7 +104,7 @@ export function createKeyWithCli(
   env: Record<string, string>,
   args: readonly string[],
 ): Promise<{ key: string; id: string }> {
-  return cliKey(env, args);
+  return createKey(env.DATABASE_URL ?? '', args, env);
 }
 
 export interface Answer {

@@ -110,13 +110,5 @@ export async function spawnServer(
  * in test/cli/binary.test.ts and the key-life tests, and each such run cost half a second of CPU.
  */
 export async function createKey(databaseUrl: string, plan = 'free'): Promise<string> {
-  return (await cliKey({ DATABASE_URL: databaseUrl }, ['--plan', plan])).key;
-}
-
-/** `keys create` with `args`, through the CLI in this process, with only `env` as its environment. */
-export function cliKey(
-  env: Record<string, string>,
-  args: readonly string[],
-): Promise<{ key: string; id: string }> {
-  return createKeyInProcess(env.DATABASE_URL ?? '', args, env);
+  return (await createKeyInProcess(databaseUrl, ['--plan', plan])).key;
 }

@@ -74,6 +74,12 @@ describe.runIf(available)(SUITE, () => {
     expect(answer.ms).toBeLessThan(PROMPT_MS);
   }
 
+  /**
+   * All three serving before a test brings on its fault. Asked until they do: on a loaded machine
+   * one answered a single 503 first, its Redis call slower than the 1 s command timeout.
+   */
+  const allServing = () => recovery(Date.now());
+
   /** Every instance ready and serving again; resolves with how long each took (ms). */
   async function recovery(since: number): Promise<number[]> {
     return Promise.all(
@@ -95,9 +101,7 @@ describe.runIf(available)(SUITE, () => {
   const slowest = (answers: readonly Answer[]) => Math.round(Math.max(...answers.map((a) => a.ms)));
 
   it('answers 503 unavailable with Retry-After at once while Redis is stopped, /readyz names Redis, and recovers without a restart when Redis returns on the same port', async () => {
-    // All three serving first. Asked until they do: on a loaded machine one answered a single
-    // 503 here, its Redis call slower than the 1 s command timeout.
-    await recovery(Date.now());
+    await allServing();
     await redis.stop();
     let answers: Answer[];
     let probes: Answer[];
@@ -159,9 +163,7 @@ describe.runIf(available)(SUITE, () => {
   }, 30_000);
 
   it('answers 503 after about the Redis command timeout (1 s), never hanging, while Redis is frozen, and recovers when it thaws', async () => {
-    // All three serving first. Asked until they do: on a loaded machine one answered a single
-    // 503 here, its Redis call slower than the 1 s command timeout.
-    await recovery(Date.now());
+    await allServing();
     redis.pause();
     // An instance spends a lease it holds for at most 250 ms after Redis last answered it
     // (LEASE_TRUST_MS); after that every request asks Redis, and fails closed.
@@ -184,9 +186,7 @@ describe.runIf(available)(SUITE, () => {
     // A key no instance has seen: with the database away it cannot be checked, which is a 503,
     // never a 401 that would tell a client its valid key is wrong.
     const unseen = await createKeyWithCli(cliEnv, [...ENTERPRISE, '--name', 'unseen']);
-    // All three serving first. Asked until they do: on a loaded machine one answered a single
-    // 503 here, its Redis call slower than the 1 s command timeout.
-    await recovery(Date.now());
+    await allServing();
     await proxy.cut();
     let cut = true;
     let answers: Answer[];
