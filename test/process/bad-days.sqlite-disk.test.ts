@@ -17,7 +17,8 @@ import type { ServerProcess } from '../helpers/server-process.js';
 
 /**
  * Writes that cannot succeed on SQLite (issue 19 item 2): a full disk (a 4 MiB tmpfs filled up)
- * and database files made immutable (chattr +i, on a loop-mounted ext4 image). Creates are answered 503 `unavailable` with
+ * and database files made immutable (chattr +i on the database, its WAL and its mapped -shm index,
+ * on a loop-mounted ext4 image). Creates are answered 503 `unavailable` with
  * Retry-After, never 500; /healthz stays fast; /readyz says not ready while writes fail and ready
  * again by itself once they can succeed; no acknowledged pet is lost. Needs root (mount, a loop device, chattr);
  * runs the built server.
@@ -138,13 +139,21 @@ describe.skipIf(!isRoot)('SQLite writes that cannot succeed', () => {
       running.push(server);
       const before = await creates(server.url, key, 'before', 3);
       const probes = probeHealth(server.url);
-      // The -shm file is left writable: SQLite maps it, and a store into a mapped page of an
-      // immutable file on ext4 is a SIGBUS that kills the process (seen; SQLite cannot catch it).
-      execFileSync('chattr', ['+i', path, `${path}-wal`]);
+      const files = [path, `${path}-wal`, `${path}-shm`];
+      execFileSync('chattr', ['+i', ...files]);
+      // Written back, the -shm file's mapped pages are clean again: SQLite's next store into one of
+      // them asks ext4 for a writable page of an immutable file, which is a SIGBUS.
+      execFileSync('sync');
       const during = await creates(server.url, key, 'immutable', 4);
+      // A read may store into the index too (its read mark): refused alike, the index's pages
+      // written back again meanwhile. (A full page or a pet read before is answered from memory.)
+      execFileSync('sync');
+      const read = await fetch(`${server.url}/v1/pets?limit=100`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
       const notReadyMs = await untilReady(server.url, 503, 5_000);
       const stillRefused = await creates(server.url, key, 'still immutable', 2);
-      execFileSync('chattr', ['-i', path, `${path}-wal`]);
+      execFileSync('chattr', ['-i', ...files]);
       const readyAgainMs = await untilReady(server.url, 200, 10_000);
       const after = await creates(server.url, key, 'after', 3);
       await probes.stop();
@@ -158,6 +167,8 @@ describe.skipIf(!isRoot)('SQLite writes that cannot succeed', () => {
 
       // ext4 refuses writes to an immutable file also through descriptors opened before (tmpfs
       // does not: the commit worker's writes would still land there, hence the ext4 image).
+      expect(server.child.signalCode).toBeNull();
+      expect([read.status, read.headers.get('retry-after')]).toEqual([503, '5']);
       expectRefusedAsOutage(refused);
       expect(refused.every((c) => c.status === 503)).toBe(true);
       // untilReady above saw /readyz answer 503 (a probe every 200 ms may miss so short a window).

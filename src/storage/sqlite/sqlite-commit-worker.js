@@ -6,6 +6,7 @@
  * from the sources (tests) and from dist/. The same applyGroup serves databases a worker cannot
  * share (`:memory:`), on the main thread.
  */
+import { accessSync, constants } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
@@ -112,6 +113,29 @@ export function applyGroup(db, plans, prepare, writes, maxPetId) {
 }
 
 /**
+ * Throws SQLITE_READONLY, before SQLite touches them, when the database, its WAL or its WAL index
+ * cannot be written (immutable, read-only, another owner's). SQLite writes the WAL index (-shm)
+ * through a shared mapping; on ext4 a store into a clean mapped page of an immutable file is a
+ * SIGBUS, which kills the process rather than failing the write. Three access() calls a group.
+ * An operator's `chattr +i` landing between this check and the commit can still do it.
+ * @param {string} path
+ */
+export function refuseUnwritableFiles(path) {
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    try {
+      accessSync(file, constants.W_OK);
+    } catch (error) {
+      const code = /** @type {{ code?: unknown }} */ (error).code;
+      // A WAL or index not there yet is created by SQLite as it needs it.
+      if (code === 'ENOENT') continue;
+      throw Object.assign(new Error(`${file} cannot be written (${String(code)})`), {
+        code: 'SQLITE_READONLY',
+      });
+    }
+  }
+}
+
+/**
  * Takes the write lock (BEGIN IMMEDIATE), waiting for another process's at most BUSY_TIMEOUT_MS,
  * in short slices between which `cancelled` is asked: a shutdown past its deadline stops the wait
  * at once instead of after the whole busy timeout. Throws SQLITE_BUSY when the lock stays taken.
@@ -119,6 +143,7 @@ export function applyGroup(db, plans, prepare, writes, maxPetId) {
  * @param {() => boolean} cancelled
  */
 export function takeWriteLock(db, cancelled) {
+  if (!db.memory) refuseUnwritableFiles(db.name);
   const started = performance.now();
   for (;;) {
     try {

@@ -6,6 +6,7 @@ import type { Database } from '../sql/database.js';
 import { type ListParams, petQueries } from '../sql/pet-queries.js';
 import { checkedPetId, keyOutcome, toPet, toRow } from '../sql/pet-rows.js';
 import { bind, type CompiledQueryPlan, compileOnce } from '../sql/prepared-sql.js';
+import type { SqliteConnection } from './sqlite-connection.js';
 import type { SqliteWriter } from './sqlite-writer.js';
 
 type PetRow = Parameters<typeof toPet>[0];
@@ -22,6 +23,7 @@ class Prepared<P extends object> {
   constructor(
     raw: BetterSqlite3.Database,
     private readonly plan: CompiledQueryPlan<P>,
+    private readonly guard: () => void,
   ) {
     this.statement = raw.prepare(plan.sql);
   }
@@ -30,18 +32,21 @@ class Prepared<P extends object> {
    * (The statement answers in arrays from then on; only list statements are read this way.)
    */
   rows(params: P): unknown[][] {
+    this.guard();
     return this.statement.raw(true).all(...bind(this.plan, params)) as unknown[][];
   }
   get<R>(params: P): R | undefined {
+    this.guard();
     return this.statement.get(...bind(this.plan, params)) as R | undefined;
   }
   run(params: P): void {
+    this.guard();
     this.statement.run(...bind(this.plan, params));
   }
 }
 
 /** Every query of the store, compiled and prepared once. */
-function prepareStatements(db: Kysely<Database>, raw: BetterSqlite3.Database) {
+function prepareStatements({ db, raw, guard }: SqliteConnection) {
   const prepare = <P extends object>(
     build: (db: Kysely<Database>, params: P) => Compilable,
     names: ReadonlyArray<keyof P>,
@@ -49,6 +54,7 @@ function prepareStatements(db: Kysely<Database>, raw: BetterSqlite3.Database) {
     new Prepared<P>(
       raw,
       compileOnce<P>((params) => build(db, params), names),
+      guard,
     );
   return {
     listAll: prepare<ListParams>(petQueries.listAll, ['afterId', 'limit']),
@@ -77,15 +83,14 @@ export class SqlitePetStore implements PetStore {
   private prepared: ReturnType<typeof prepareStatements> | undefined;
 
   constructor(
-    private readonly db: Kysely<Database>,
-    private readonly raw: BetterSqlite3.Database,
+    private readonly connection: SqliteConnection,
     private readonly writer: SqliteWriter,
     private readonly now: () => number = Date.now,
   ) {}
 
   /** Prepared on first use: the tables exist only once the migrations ran. */
   private get statements(): ReturnType<typeof prepareStatements> {
-    this.prepared ??= prepareStatements(this.db, this.raw);
+    this.prepared ??= prepareStatements(this.connection);
     return this.prepared;
   }
 
@@ -142,8 +147,8 @@ export class SqlitePetStore implements PetStore {
     const now = this.now();
     // Holding Kysely's lock on the connection, so it never lands inside a transaction Kysely has
     // open across awaits (a migration, say).
-    await this.db.connection().execute(async () =>
-      this.raw.transaction(() => {
+    await this.connection.db.connection().execute(async () =>
+      this.connection.raw.transaction(() => {
         for (const input of inputs) {
           const row = this.statements.insert.get<{ id: bigint }>(toRow(input, now));
           if (row !== undefined) checkedPetId(row.id);

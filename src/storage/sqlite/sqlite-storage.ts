@@ -37,9 +37,10 @@ export function createSqliteStorage(
   options: SqliteOpenOptions = {},
   observer: StorageObserver = NO_STORAGE_OBSERVER,
 ): SqliteStorage {
-  const { db, raw } = openSqlite(path, options);
+  const connection = openSqlite(path, options);
+  const { db, raw, guard } = connection;
   const writer = new SqliteWriter(db, raw, path, observer);
-  const generation = new SqliteStoreGeneration(raw, path);
+  const generation = new SqliteStoreGeneration(raw, path, guard);
   // The file this process opened. Deleted or replaced under a running server, writes would still
   // succeed into a file no one will ever open again: /readyz says so rather than stay ready.
   const opened = isFile(path) ? fileIdentity(path) : undefined;
@@ -47,7 +48,7 @@ export function createSqliteStorage(
   return {
     backend: 'sqlite',
     writer,
-    pets: new SqlitePetStore(db, raw, writer),
+    pets: new SqlitePetStore(connection, writer),
     apiKeys: new SqlApiKeyStore(db, writer, SQLITE_TRAITS),
     keyAudit: new SqlKeyAuditStore(db),
     keyUsage: new SqlKeyUsageStore(db, writer),
@@ -73,7 +74,10 @@ export function createSqliteStorage(
     },
     // What the connection that commits uses (the worker's, for a file), not the reading one's.
     durability: () => writer.durability(),
-    backup: (destination, backupOptions) => backupSqlite(raw, destination, backupOptions),
+    backup: (destination, backupOptions) => {
+      guard();
+      return backupSqlite(raw, destination, backupOptions);
+    },
     async close(options) {
       if (closed) return;
       closed = true;

@@ -26,6 +26,8 @@ export class SqliteStoreGeneration implements StoreGeneration {
     private readonly raw: BetterSqlite3.Database,
     /** The database file, or `:memory:`, which has no identity beyond the connection. */
     private readonly path: string,
+    /** Asked before each statement (sqlite-connection.ts, indexGuard). */
+    private readonly guard: () => void,
   ) {}
 
   async read(): Promise<GenerationReading> {
@@ -34,6 +36,7 @@ export class SqliteStoreGeneration implements StoreGeneration {
       `SELECT (SELECT value FROM store_generation WHERE id = 1) AS data,
         (SELECT value FROM api_key_changes WHERE id = 1) AS keys`,
     );
+    this.guard();
     const row = this.counter.get() as { data: unknown; keys: unknown } | undefined;
     if (row?.data == null || row.keys == null) {
       throw new Error('the store_generation or api_key_changes row is missing');
@@ -45,6 +48,7 @@ export class SqliteStoreGeneration implements StoreGeneration {
   }
 
   async bump(): Promise<void> {
+    this.guard();
     this.raw.prepare('UPDATE store_generation SET value = value + 1 WHERE id = 1').run();
   }
 }
