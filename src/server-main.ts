@@ -162,6 +162,10 @@ async function main(): Promise<void> {
     } finally {
       clearTimeout(force);
     }
+    // Not waiting for the event loop to empty: a SQLite connection left open because closing it
+    // would crash (sqlite-storage.ts, close) must not be closed by the native cleanup an ordinary
+    // exit runs. Everything was closed or sent above; log lines are written synchronously.
+    process.exit();
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));

@@ -84,6 +84,15 @@ export function createSqliteStorage(
       // Writes still being committed finish first (until the deadline): each was promised a
       // commit or an error.
       await writer.close(options);
+      // Closing the last connection checkpoints, which stores into the WAL index: where that file
+      // cannot be written, a SIGBUS (see indexGuard). Left open then; the server ends with
+      // process.exit, which runs no native cleanup (that would close it too), and the next open
+      // recovers every commit from the WAL.
+      try {
+        guard();
+      } catch {
+        return;
+      }
       await db.destroy();
       if (raw.open) raw.close();
     },
