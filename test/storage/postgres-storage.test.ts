@@ -187,6 +187,7 @@ describe.runIf(available)('PostgreSQL storage', () => {
           'api_keys.deprecated_calls',
           'api_keys.expires_at',
           'api_keys.last_used_at',
+          'api_keys.lifted_ban_until',
           'api_keys.per_day',
           'api_keys.per_minute',
           'api_keys.previous_hash_expires_at',

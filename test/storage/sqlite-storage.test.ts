@@ -36,6 +36,7 @@ const MIGRATIONS = [
   '2026-12-01-08-key-life',
   '2026-12-01-09-admin-tokens',
   '2026-12-01-10-api-key-changes',
+  '2026-12-01-11-lifted-ban',
 ] as const;
 
 function keyRecord(id: string, createdAt: number): NewApiKeyRecord {

@@ -664,8 +664,16 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         const liftedAt = await storage.apiKeys.liftBan(input.id, Date.now());
         expect(liftedAt).toBeTypeOf('number');
         const lifted = await storage.apiKeys.findById(input.id);
-        expect(lifted).toEqual({ ...input, deprecatedCalls: 0, banLiftedAt: liftedAt });
+        // The lift names the ban it ended, by its end as recorded, and a second unban keeps it.
+        expect(lifted).toEqual({
+          ...input,
+          deprecatedCalls: 0,
+          banLiftedAt: liftedAt,
+          liftedBanUntil: until,
+        });
         expect(lifted !== undefined && 'bannedUntil' in lifted).toBe(false);
+        await storage.apiKeys.liftBan(input.id, Date.now());
+        expect((await storage.apiKeys.findById(input.id))?.liftedBanUntil).toBe(until);
       });
 
       it("lifts a ban at the database's clock where servers share it, not a caller's 10 minutes behind", async () => {

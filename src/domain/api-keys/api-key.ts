@@ -22,6 +22,12 @@ export interface ApiKeyRecord {
   /** When a ban was last lifted by hand (`keys unban`): ends live bans that started before it. */
   banLiftedAt?: number;
   /**
+   * The end of the recorded ban that `keys unban` lifted, as the rate-limit store gave it (its own
+   * clock: Redis's): ends that very ban wherever it is live, however the database's clock, which
+   * dates `banLiftedAt`, differs from the store's.
+   */
+  liftedBanUntil?: number;
+  /**
    * Calls to deprecated operations (getPet) made with this key and flushed to storage so far: who
    * must migrate before the sunset. Counted here rather than in a metric label, which must never
    * take one value per key.
@@ -43,6 +49,7 @@ export type NewApiKeyRecord = Omit<
   | 'revokedAt'
   | 'bannedUntil'
   | 'banLiftedAt'
+  | 'liftedBanUntil'
   | 'deprecatedCalls'
   | 'previousHash'
   | 'previousHashExpiresAt'

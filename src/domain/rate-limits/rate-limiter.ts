@@ -95,6 +95,17 @@ export function windowInForce(windows: readonly WindowState[]): WindowState {
   );
 }
 
+/**
+ * Whether `keys unban` lifted this live ban: it named it (the recorded ban's end, from the store's
+ * own clock), or it is dated at or after the ban's start. The date is the database's clock and the
+ * start the store's, so the date alone is only as good as those two clocks agree; the name holds
+ * whatever they say. The date still covers a ban whose record had not reached the database.
+ */
+function liftedByHand(key: ApiKeyRecord, ban: { startedAt: number; until: number }): boolean {
+  if (key.liftedBanUntil !== undefined && key.liftedBanUntil === ban.until) return true;
+  return key.banLiftedAt !== undefined && key.banLiftedAt >= ban.startedAt;
+}
+
 function secondsUntil(when: number, now: number): number {
   return Math.max(1, Math.ceil((when - now) / 1000));
 }
@@ -122,13 +133,10 @@ export class RateLimiter {
     }
     const request = { subject, windows, now, ban: this.bans };
     let outcome: ConsumeOutcome = await this.store.consume(request);
-    if (
-      outcome.kind === 'banned' &&
-      key.banLiftedAt !== undefined &&
-      key.banLiftedAt >= outcome.ban.startedAt
-    ) {
-      // `keys unban` ran after this ban began (on any instance, seen through the key record).
-      await this.store.lift(subject, key.banLiftedAt);
+    if (outcome.kind === 'banned' && liftedByHand(key, outcome.ban)) {
+      // `keys unban` ran after this ban began (on any instance, seen through the key record). Lifted
+      // as of its own start, on the store's clock: a ban begun since stays.
+      await this.store.lift(subject, outcome.ban.startedAt);
       outcome = await this.store.consume(request);
     }
     const states = describe(windows, outcome.used, now);

@@ -1,5 +1,10 @@
 import { type Kysely, type Migration, sql } from 'kysely';
-import { CACHED_KEY_COLUMNS, sharedMigrations } from '../sql/shared-migrations.js';
+import {
+  CACHED_KEY_COLUMNS,
+  liftedBanMigration,
+  type MigrationTypes,
+  sharedMigrations,
+} from '../sql/shared-migrations.js';
 
 /**
  * Dated, ordered, each with its way back; the same names and order as SQLITE_MIGRATIONS where they
@@ -9,6 +14,13 @@ import { CACHED_KEY_COLUMNS, sharedMigrations } from '../sql/shared-migrations.j
  * (GENERATED ALWAYS vs AUTOINCREMENT) and checks differ per dialect. Later ones that differ only in
  * how types are spelled are written once (src/storage/sql/shared-migrations.ts).
  */
+/** How this engine spells the shared migrations' column types. */
+const TYPES: MigrationTypes = {
+  integer: 'bigint',
+  text: 'text',
+  seqPrimaryKey: 'bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY',
+};
+
 export const POSTGRES_MIGRATIONS: Record<string, Migration> = {
   '2026-11-22-01-pets': {
     async up(db: Kysely<unknown>) {
@@ -126,11 +138,7 @@ export const POSTGRES_MIGRATIONS: Record<string, Migration> = {
       await sql`DROP TABLE store_generation`.execute(db);
     },
   },
-  ...sharedMigrations({
-    integer: 'bigint',
-    text: 'text',
-    seqPrimaryKey: 'bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY',
-  }),
+  ...sharedMigrations(TYPES),
   '2026-12-01-10-api-key-changes': {
     async up(db: Kysely<unknown>) {
       // One row counting changes to what a key cache holds, moved by a trigger on the columns of
@@ -155,4 +163,5 @@ export const POSTGRES_MIGRATIONS: Record<string, Migration> = {
       await sql`DROP TABLE api_key_changes`.execute(db);
     },
   },
+  '2026-12-01-11-lifted-ban': liftedBanMigration(TYPES),
 };

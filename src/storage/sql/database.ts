@@ -33,6 +33,7 @@ export interface ApiKeysTable {
   revoked_at: NullableInt;
   banned_until: NullableInt;
   ban_lifted_at: NullableInt;
+  lifted_ban_until: NullableInt;
   /** Calls to deprecated operations made with the key (flushed in batches by the service). */
   deprecated_calls: ColumnType<
     bigint | number | string,

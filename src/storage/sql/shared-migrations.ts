@@ -106,3 +106,20 @@ export function sharedMigrations(types: MigrationTypes): Record<string, Migratio
     },
   };
 }
+
+/**
+ * Which ban a `keys unban` lifted, by its end on the rate-limit store's clock (ApiKeyRecord,
+ * liftedBanUntil). Written with ban_lifted_at, so the key-change trigger already fires. After
+ * 2026-12-01-10 on both engines, hence not in sharedMigrations.
+ */
+export function liftedBanMigration(types: MigrationTypes): Migration {
+  const int = sql.raw(types.integer);
+  return {
+    async up(db: Kysely<unknown>) {
+      await sql`ALTER TABLE api_keys ADD COLUMN lifted_ban_until ${int} NULL`.execute(db);
+    },
+    async down(db: Kysely<unknown>) {
+      await sql`ALTER TABLE api_keys DROP COLUMN lifted_ban_until`.execute(db);
+    },
+  };
+}

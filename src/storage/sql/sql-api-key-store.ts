@@ -38,6 +38,8 @@ function toRecord(row: Selectable<ApiKeysTable>): ApiKeyRecord {
     revokedAt: row.revoked_at,
     bannedUntil: row.banned_until,
     banLiftedAt: row.ban_lifted_at,
+    // Absent from a row of a schema before the column (a rolled-back database).
+    liftedBanUntil: row.lifted_ban_until ?? null,
     expiresAt: row.expires_at,
   });
   if (row.previous_hash !== null) record.previousHash = row.previous_hash;
@@ -287,7 +289,14 @@ export class SqlApiKeyStore implements ApiKeyStore {
     const lifted = await this.updated(
       this.db
         .updateTable('api_keys')
-        .set({ banned_until: null, ban_lifted_at: at })
+        .set((eb) => ({
+          banned_until: null,
+          ban_lifted_at: at,
+          // The ban this lifts, named by its end on the store's clock; a second unban keeps it.
+          lifted_ban_until: eb.fn
+            .coalesce('banned_until', 'lifted_ban_until')
+            .$castTo<number | null>(),
+        }))
         .where('id', '=', id)
         .compile(),
       audit === undefined ? undefined : { ...audit, at },

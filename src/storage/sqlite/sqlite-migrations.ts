@@ -1,5 +1,17 @@
 import { type Kysely, type Migration, sql } from 'kysely';
-import { CACHED_KEY_COLUMNS, sharedMigrations } from '../sql/shared-migrations.js';
+import {
+  CACHED_KEY_COLUMNS,
+  liftedBanMigration,
+  type MigrationTypes,
+  sharedMigrations,
+} from '../sql/shared-migrations.js';
+
+/** How this engine spells the shared migrations' column types. */
+const TYPES: MigrationTypes = {
+  integer: 'INTEGER',
+  text: 'TEXT',
+  seqPrimaryKey: 'INTEGER PRIMARY KEY AUTOINCREMENT',
+};
 
 /** Dated, ordered, each with its way back. Imported statically so src/ and dist/ behave alike. */
 export const SQLITE_MIGRATIONS: Record<string, Migration> = {
@@ -120,11 +132,7 @@ export const SQLITE_MIGRATIONS: Record<string, Migration> = {
       await sql`DROP TABLE store_generation`.execute(db);
     },
   },
-  ...sharedMigrations({
-    integer: 'INTEGER',
-    text: 'TEXT',
-    seqPrimaryKey: 'INTEGER PRIMARY KEY AUTOINCREMENT',
-  }),
+  ...sharedMigrations(TYPES),
   '2026-12-01-10-api-key-changes': {
     async up(db: Kysely<unknown>) {
       // One row counting changes to what a key cache holds, moved by a trigger on the columns of
@@ -149,4 +157,5 @@ export const SQLITE_MIGRATIONS: Record<string, Migration> = {
       await sql`DROP TABLE api_key_changes`.execute(db);
     },
   },
+  '2026-12-01-11-lifted-ban': liftedBanMigration(TYPES),
 };
