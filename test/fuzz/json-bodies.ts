@@ -686,8 +686,10 @@ function build(members: Member[], mutations: Mutation[], ws: string): BodyCase {
   for (const m of mutations) {
     if (m.kind === 'bad-utf8') {
       steps.push(`bad UTF-8 ${m.bytes.map((b) => b.toString(16)).join(' ')}`);
-      // Inserted before an ASCII byte (or at the end), so it cannot complete a sequence.
-      const ascii = [...bytes.keys()].filter((i) => (bytes[i] ?? 0) < 0x80).concat(bytes.length);
+      // Inserted between two ASCII bytes (or the start or end), so it can neither complete a
+      // sequence nor be completed by one inserted before: e2 82 then 80 at one place is U+2080.
+      const isAscii = (i: number) => i < 0 || i >= bytes.length || (bytes[i] ?? 0) < 0x80;
+      const ascii = [...bytes.keys(), bytes.length].filter((i) => isAscii(i - 1) && isAscii(i));
       const at = ascii[m.at % ascii.length] ?? 0;
       bytes = Uint8Array.from([...bytes.subarray(0, at), ...m.bytes, ...bytes.subarray(at)]);
       jsonBroken = true;
