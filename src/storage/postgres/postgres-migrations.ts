@@ -2,7 +2,6 @@ import { type Kysely, type Migration, sql } from 'kysely';
 import {
   CACHED_KEY_COLUMNS,
   liftedBanMigration,
-  type MigrationTypes,
   sharedMigrations,
 } from '../sql/shared-migrations.js';
 
@@ -14,8 +13,8 @@ import {
  * (GENERATED ALWAYS vs AUTOINCREMENT) and checks differ per dialect. Later ones that differ only in
  * how types are spelled are written once (src/storage/sql/shared-migrations.ts).
  */
-/** How this engine spells the shared migrations' column types. */
-const TYPES: MigrationTypes = {
+/** How this engine spells the shared migrations' column types (MigrationTypes). */
+const TYPES = {
   integer: 'bigint',
   text: 'text',
   seqPrimaryKey: 'bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY',

@@ -2,12 +2,11 @@ import { type Kysely, type Migration, sql } from 'kysely';
 import {
   CACHED_KEY_COLUMNS,
   liftedBanMigration,
-  type MigrationTypes,
   sharedMigrations,
 } from '../sql/shared-migrations.js';
 
-/** How this engine spells the shared migrations' column types. */
-const TYPES: MigrationTypes = {
+/** How this engine spells the shared migrations' column types (MigrationTypes). */
+const TYPES = {
   integer: 'INTEGER',
   text: 'TEXT',
   seqPrimaryKey: 'INTEGER PRIMARY KEY AUTOINCREMENT',
