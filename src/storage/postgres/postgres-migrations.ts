@@ -5,6 +5,13 @@ import {
   sharedMigrations,
 } from '../sql/shared-migrations.js';
 
+/** How this engine spells the shared migrations' column types (MigrationTypes). */
+const TYPES = {
+  integer: 'bigint',
+  text: 'text',
+  seqPrimaryKey: 'bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY',
+};
+
 /**
  * Dated, ordered, each with its way back; the same names and order as SQLITE_MIGRATIONS where they
  * mean the same. Every integer is int8 (bigint), read back as a JS bigint by the pool's parser.
@@ -13,13 +20,6 @@ import {
  * (GENERATED ALWAYS vs AUTOINCREMENT) and checks differ per dialect. Later ones that differ only in
  * how types are spelled are written once (src/storage/sql/shared-migrations.ts).
  */
-/** How this engine spells the shared migrations' column types (MigrationTypes). */
-const TYPES = {
-  integer: 'bigint',
-  text: 'text',
-  seqPrimaryKey: 'bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY',
-};
-
 export const POSTGRES_MIGRATIONS: Record<string, Migration> = {
   '2026-11-22-01-pets': {
     async up(db: Kysely<unknown>) {
