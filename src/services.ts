@@ -22,7 +22,6 @@ import type { Tracing } from './telemetry/tracing.js';
 import { MemoryKeyChangeNotifier } from './storage/memory/memory-key-change-notifier.js';
 import { MemoryRateLimitStore } from './storage/memory/memory-rate-limit-store.js';
 import { createMetrics, type Metrics } from './telemetry/metrics.js';
-import { observeCommands } from './telemetry/observed-commands.js';
 
 /** What the services report about their own work: outages, background failures. */
 export interface ServiceLog {
@@ -146,20 +145,20 @@ export async function createServices(
       rateLimits = redis
         ? await redis.createRedisRateLimitStore(
             redis.config,
-            { onError: onRedisError },
+            { onError: onRedisError, observer: metrics.redis },
             // A clock passed in (tests) owns time; a server's windows follow Redis's clock.
             { time: options.clock ? 'caller' : 'redis' },
           )
         : new MemoryRateLimitStore(clock);
       owned.push(rateLimits);
     }
-    // Redis operations timed by decorating the ports, so the Redis stores know nothing of metrics.
-    if (rateLimits.backend === 'redis') rateLimits = observeCommands(rateLimits, metrics.redis);
-    let keyChanges: KeyChangeNotifier = redis
-      ? await redis.createRedisKeyChangeNotifier(redis.config, { onError: onRedisError })
+    const keyChanges: KeyChangeNotifier = redis
+      ? await redis.createRedisKeyChangeNotifier(redis.config, {
+          onError: onRedisError,
+          observer: metrics.redis,
+        })
       : new MemoryKeyChangeNotifier();
     owned.push(keyChanges);
-    if (redis) keyChanges = observeCommands(keyChanges, metrics.redis);
 
     const dependencies: Dependency[] = [
       { name: 'database', backend: storage.backend, ping: () => storage.ping() },

@@ -21,6 +21,16 @@ export interface StorageObserver {
   watchCommitQueue(read: () => number): void;
 }
 
+/**
+ * Told of every round trip to Redis (a script, a ping, a publish), by a bounded name: what Redis
+ * costs the service, not what the ports cost, which under leases are mostly local work.
+ */
+export interface RedisObserver {
+  commandDone(command: string, seconds: number, failed: boolean): void;
+}
+
+export const NO_REDIS_OBSERVER: RedisObserver = { commandDone: () => undefined };
+
 export const NO_STORAGE_OBSERVER: StorageObserver = {
   queryDone: () => undefined,
   watchPool: () => undefined,

@@ -39,7 +39,7 @@ export interface Metrics {
     commitDone(writes: number, seconds: number): void;
     watchCommitQueue(read: () => number): void;
   };
-  /** For the Redis ports, decorated at the composition root (observed-commands.ts). */
+  /** Each round trip to Redis, told by the Redis stores (RedisObserver, src/storage/observer.ts). */
   readonly redis: { commandDone(command: string, seconds: number, failed: boolean): void };
 }
 

@@ -1,6 +1,7 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { RedisConfig, RedisNode } from '../../config/config.js';
 import { DependencyUnavailableError } from '../../domain/errors.js';
+import type { RedisObserver } from '../observer.js';
 
 /** One Redis (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_NODES): the same commands on either. */
 export type RedisClient = Redis | Cluster;
@@ -12,6 +13,8 @@ export interface RedisConnectionOptions {
    * reconnect attempt. Quiet when omitted; /readyz and the 503s show the outage anyway.
    */
   onError?: (error: Error) => void;
+  /** Told of each round trip the store built on the connection makes (NO_REDIS_OBSERVER). */
+  observer?: RedisObserver;
 }
 
 /** Reconnect attempts back off to this delay, so a returning Redis is found within ~2 s. */
@@ -177,12 +180,25 @@ export function redisFailure(error: unknown): Error {
   return new DependencyUnavailableError('redis', { cause: error });
 }
 
-/** Runs one Redis call, turning an outage into DependencyUnavailableError. */
-export async function callRedis<T>(call: () => Promise<T>): Promise<T> {
+/**
+ * Runs one round trip to Redis, told to the observer by `command` (how long, whether it failed),
+ * turning an outage into DependencyUnavailableError.
+ */
+export async function callRedis<T>(
+  observer: RedisObserver,
+  command: string,
+  call: () => Promise<T>,
+): Promise<T> {
+  const started = performance.now();
+  let failed = true;
   try {
-    return await call();
+    const value = await call();
+    failed = false;
+    return value;
   } catch (error) {
     throw redisFailure(error);
+  } finally {
+    observer.commandDone(command, (performance.now() - started) / 1000, failed);
   }
 }
 

@@ -1,6 +1,7 @@
 import { Cluster } from 'ioredis';
 import type { RedisConfig } from '../../config/config.js';
 import type { KeyChangeNotifier } from '../../domain/ports.js';
+import { NO_REDIS_OBSERVER, type RedisObserver } from '../observer.js';
 import {
   callRedis,
   closeRedisConnection,
@@ -28,6 +29,7 @@ export class RedisKeyChangeNotifier implements KeyChangeNotifier {
     private readonly subscriber: RedisClient,
     private readonly channel: string,
     private readonly onError: (error: Error) => void = () => {},
+    private readonly observer: RedisObserver = NO_REDIS_OBSERVER,
   ) {
     subscriber.on('message', (from: string, keyId: string) => {
       if (from !== this.channel) return;
@@ -48,7 +50,9 @@ export class RedisKeyChangeNotifier implements KeyChangeNotifier {
   }
 
   async publish(keyId: string): Promise<void> {
-    await callRedis(() => publishingNode(this.publisher).publish(this.channel, keyId));
+    await callRedis(this.observer, 'publish', () =>
+      publishingNode(this.publisher).publish(this.channel, keyId),
+    );
   }
 
   /**
@@ -69,7 +73,7 @@ export class RedisKeyChangeNotifier implements KeyChangeNotifier {
   }
 
   private async listen(): Promise<void> {
-    await callRedis(() => this.subscriber.subscribe(this.channel));
+    await callRedis(this.observer, 'subscribe', () => this.subscriber.subscribe(this.channel));
   }
 }
 
@@ -102,5 +106,6 @@ export async function createRedisKeyChangeNotifier(
     subscriber,
     `${config.keyPrefix}key-changes`,
     options.onError,
+    options.observer,
   );
 }

@@ -6,6 +6,7 @@ import type {
   LiveBan,
   RateLimitStore,
 } from '../../domain/ports.js';
+import { NO_REDIS_OBSERVER, type RedisObserver } from '../observer.js';
 import {
   callRedis,
   closeRedisConnection,
@@ -65,6 +66,8 @@ export interface RedisRateLimitStoreOptions {
    * it. `caller`: on the `now` each call passes, so tests can move time.
    */
   time?: 'redis' | 'caller';
+  /** Told of each round trip to Redis: `lease`, `give_back`, `peek`, `lift`, `ping`. */
+  observer?: RedisObserver;
 }
 
 /**
@@ -77,6 +80,7 @@ export class RedisRateLimitStore implements RateLimitStore {
   readonly backend = 'redis';
   private readonly client: ScriptedRedis;
   private readonly serverTime: boolean;
+  private readonly observer: RedisObserver;
   /** Redis's clock less this process's monotonic one, as last seen (never behind it). */
   private offset = Date.now() - performance.now();
   /** By subject, least recently used first. */
@@ -94,6 +98,7 @@ export class RedisRateLimitStore implements RateLimitStore {
   ) {
     this.client = withScripts(client);
     this.serverTime = options.time === 'redis';
+    this.observer = options.observer ?? NO_REDIS_OBSERVER;
     this.timer = setInterval(() => this.giveBackIdle(), LEASE_IDLE_MS);
     this.timer.unref();
     this.heartbeat = setInterval(() => this.beat(), LEASE_TRUST_MS / 3);
@@ -151,7 +156,7 @@ export class RedisRateLimitStore implements RateLimitStore {
   async peek(subject: string, windows: readonly LimitWindow[], now: number): Promise<number[]> {
     if (windows.length === 0) return [];
     const sentAt = performance.now();
-    const reply = await callRedis(() =>
+    const reply = await callRedis(this.observer, 'peek', () =>
       this.client.rateLimitPeek(
         1,
         this.banKey(subject),
@@ -173,7 +178,9 @@ export class RedisRateLimitStore implements RateLimitStore {
       state.ban = undefined;
     }
     const at = liftedAt ?? (this.serverTime ? -1 : Date.now());
-    await callRedis(() => this.client.rateLimitLift(1, this.banKey(subject), at, KEY_GRACE_MS));
+    await callRedis(this.observer, 'lift', () =>
+      this.client.rateLimitLift(1, this.banKey(subject), at, KEY_GRACE_MS),
+    );
   }
 
   async forget(subject: string): Promise<void> {
@@ -184,7 +191,7 @@ export class RedisRateLimitStore implements RateLimitStore {
   }
 
   async ping(): Promise<void> {
-    await callRedis(() => pingRedis(this.client));
+    await callRedis(this.observer, 'ping', () => pingRedis(this.client));
   }
 
   async close(): Promise<void> {
@@ -222,7 +229,7 @@ export class RedisRateLimitStore implements RateLimitStore {
       const known = previous?.lengths[i] === window.lengthMs ? previous : undefined;
       args.push(window.lengthMs, window.limit, known?.numbers[i] ?? -1, known?.floors[i] ?? 0);
     }
-    const reply = await callRedis(() =>
+    const reply = await callRedis(this.observer, 'lease', () =>
       this.client.rateLimitLease(1, this.banKey(subject), ...args),
     );
     const { outcome, granted, restored, now } = parseLease(reply, windows.length);
@@ -264,7 +271,7 @@ export class RedisRateLimitStore implements RateLimitStore {
     const count = lease.left;
     lease.left = 0;
     const windows = lease.numbers.map((number, i) => `${lease.lengths[i]}:${number}`);
-    await callRedis(() =>
+    await callRedis(this.observer, 'give_back', () =>
       this.client.rateLimitGiveBack(1, this.banKey(subject), 0, KEY_GRACE_MS, count, ...windows),
     );
   }
@@ -302,7 +309,7 @@ export class RedisRateLimitStore implements RateLimitStore {
     if (this.beating || this.subjects.size === 0 || this.client.status !== 'ready') return;
     this.beating = true;
     const sentAt = performance.now();
-    pingRedis(this.client)
+    callRedis(this.observer, 'ping', () => pingRedis(this.client))
       .then(() => {
         this.lastAnswerAt = Math.max(this.lastAnswerAt, sentAt);
       })
@@ -352,7 +359,10 @@ export async function createRedisRateLimitStore(
 ): Promise<RedisRateLimitStore> {
   const client = openRedisConnection(config, 'petstore-rate-limits', options);
   await firstConnectionAttempt(client, Math.max(config.commandTimeoutMs, 2_000));
-  return new RedisRateLimitStore(client, config.keyPrefix, storeOptions);
+  return new RedisRateLimitStore(client, config.keyPrefix, {
+    ...storeOptions,
+    ...(options.observer !== undefined && { observer: options.observer }),
+  });
 }
 
 /** An array of integers (of `length` items, when given) from a script reply. */
