@@ -38,8 +38,7 @@ function toRecord(row: Selectable<ApiKeysTable>): ApiKeyRecord {
     revokedAt: row.revoked_at,
     bannedUntil: row.banned_until,
     banLiftedAt: row.ban_lifted_at,
-    // Absent from a row of a schema before the column (a rolled-back database).
-    liftedBanUntil: row.lifted_ban_until ?? null,
+    liftedBanUntil: row.lifted_ban_until,
     expiresAt: row.expires_at,
   });
   if (row.previous_hash !== null) record.previousHash = row.previous_hash;

@@ -6,7 +6,6 @@
  * from the sources (tests) and from dist/. The same applyGroup serves databases a worker cannot
  * share (`:memory:`), on the main thread.
  */
-import { accessSync, constants } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
@@ -15,6 +14,7 @@ import {
   applySqliteSettings,
   BUSY_TIMEOUT_MS,
   readSqliteDurability,
+  unwritableFile,
   WRITE_LOCK_SLICE_MS,
 } from './sqlite-settings.js';
 
@@ -114,25 +114,15 @@ export function applyGroup(db, plans, prepare, writes, maxPetId) {
 
 /**
  * Throws SQLITE_READONLY, before SQLite touches them, when the database, its WAL or its WAL index
- * cannot be written (immutable, read-only, another owner's). SQLite writes the WAL index (-shm)
- * through a shared mapping; on ext4 a store into a clean mapped page of an immutable file is a
- * SIGBUS, which kills the process rather than failing the write. Three access() calls a group.
- * An operator's `chattr +i` landing between this check and the commit can still do it.
+ * cannot be written (see unwritableFile).
  * @param {string} path
  */
-export function refuseUnwritableFiles(path) {
-  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
-    try {
-      accessSync(file, constants.W_OK);
-    } catch (error) {
-      const code = /** @type {{ code?: unknown }} */ (error).code;
-      // A WAL or index not there yet is created by SQLite as it needs it.
-      if (code === 'ENOENT') continue;
-      throw Object.assign(new Error(`${file} cannot be written (${String(code)})`), {
-        code: 'SQLITE_READONLY',
-      });
-    }
-  }
+function refuseUnwritableFiles(path) {
+  const blocked = unwritableFile([path, `${path}-wal`, `${path}-shm`]);
+  if (blocked === undefined) return;
+  throw Object.assign(new Error(`${blocked.file} cannot be written (${blocked.code})`), {
+    code: 'SQLITE_READONLY',
+  });
 }
 
 /**

@@ -1,10 +1,10 @@
-import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { DependencyUnavailableError } from '../../domain/errors.js';
 import type { Database } from '../sql/database.js';
-import { applySqliteSettings } from './sqlite-settings.js';
+import { applySqliteSettings, unwritableFile } from './sqlite-settings.js';
 
 export interface SqliteConnection {
   /** Queries through it are guarded (`guard`) already. */
@@ -66,27 +66,17 @@ export function openSqlite(path: string, options: SqliteOpenOptions = {}): Sqlit
 }
 
 /**
- * Any statement, a read too, may store into the WAL index (the -shm file: a reader takes a read
- * mark there), and SQLite does it through a shared mapping of the file. When that file cannot be
- * written (immutable, on ext4), the store is a SIGBUS that kills the process instead of an error
- * SQLite could return. So each statement asks first, one access() call (under a microsecond); an
- * index that cannot be written is an outage (503), which ends by itself once it can be again.
- * The commit worker asks the same of all three files (refuseUnwritableFiles).
+ * Any statement, a read too, may store into the WAL index (a reader takes a read mark there), so
+ * each asks first whether it can be written (unwritableFile); one that cannot is an outage (503),
+ * which ends by itself once it can be again. The commit worker asks it of all three files.
  */
 function indexGuard(path: string): () => void {
-  const index = `${path}-shm`;
+  const index = [`${path}-shm`];
   return () => {
-    try {
-      accessSync(index, constants.W_OK);
-    } catch (error) {
-      const code = (error as { code?: unknown }).code;
-      // SQLite creates the index when it opens the file in WAL mode; gone, nothing maps it.
-      if (code === 'ENOENT') return;
-      throw new DependencyUnavailableError('database', {
-        cause: new Error(`SQLite cannot use ${index}: it cannot be written (${String(code)})`, {
-          cause: error,
-        }),
-      });
-    }
+    const blocked = unwritableFile(index);
+    if (blocked === undefined) return;
+    throw new DependencyUnavailableError('database', {
+      cause: new Error(`SQLite cannot use ${blocked.file}: it cannot be written (${blocked.code})`),
+    });
   };
 }

@@ -1,4 +1,6 @@
 // @ts-check
+import { accessSync, constants } from 'node:fs';
+
 /**
  * The settings every SQLite connection of the service runs with, applied by this one function: the
  * main connection (reads, migrations) and the commit worker's (every write) alike, so the one
@@ -80,4 +82,27 @@ export function readSqliteDurability(db) {
     synchronous_name:
       ['OFF', 'NORMAL', 'FULL', 'EXTRA'][synchronous] ?? `unknown (${String(synchronous)})`,
   };
+}
+
+/**
+ * The first of these files that exists and cannot be written (immutable, read-only, another
+ * owner's), with why; undefined when all can be (one access() call each, under a microsecond).
+ * SQLite writes the WAL index (-shm) through a shared mapping, readers too (their read marks): on
+ * ext4 a store into a clean mapped page of an immutable file is a SIGBUS that kills the process
+ * instead of an error, so the connection and the commit worker ask this first. A `chattr +i`
+ * landing between the question and SQLite's store can still do it. A file not there yet is
+ * created by SQLite as it needs it.
+ * @param {readonly string[]} files
+ * @returns {{ file: string, code: string } | undefined}
+ */
+export function unwritableFile(files) {
+  for (const file of files) {
+    try {
+      accessSync(file, constants.W_OK);
+    } catch (error) {
+      const code = String(/** @type {{ code?: unknown }} */ (error).code);
+      if (code !== 'ENOENT') return { file, code };
+    }
+  }
+  return undefined;
 }
