@@ -4,6 +4,7 @@ import { buildApp } from './http/build-app.js';
 import type { FastifyBaseLogger } from 'fastify';
 import { ApiServer } from './http/http-server.js';
 import { buildOpsApp } from './http/ops-app.js';
+import { BatchedLogStream } from './http/batched-log-stream.js';
 import { createLogger } from './http/log-options.js';
 import { createServices, type Services } from './services.js';
 import { BUILD_COMMIT, BUILD_VERSION } from './build-info.js';
@@ -21,9 +22,12 @@ function loadConfigOrExit(): Config {
   }
 }
 
-/** Pretty lines for a person at a terminal; JSON, one object a line, for everything else. */
-async function logDestination(): Promise<{ stream?: NodeJS.WritableStream }> {
-  if (!process.stdout.isTTY) return {};
+/**
+ * Pretty lines for a person at a terminal; JSON, one object a line, for everything else, written
+ * a turn of the event loop at a time.
+ */
+async function logDestination(): Promise<{ stream: { write(line: string): void } }> {
+  if (!process.stdout.isTTY) return { stream: new BatchedLogStream(1) };
   const { default: pretty } = await import('pino-pretty');
   return { stream: pretty({ colorize: true, sync: true }) };
 }
