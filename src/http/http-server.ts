@@ -1,15 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import {
-  type IncomingMessage,
-  maxHeaderSize,
-  Server,
-  type ServerResponse,
-  STATUS_CODES,
-} from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyServerFactory } from 'fastify';
 import type { ConnectionLimits, Timeouts } from '../config/config.js';
 import { type Clock, MINUTE_MS, systemClock } from '../domain/clock.js';
+import { http } from './node-http.js';
 import { addressBucket } from '../domain/rate-limits/client-address.js';
 import { markAnsweredBeforeRoute } from './answered-sockets.js';
 import { errorBody } from './errors/error-table.js';
@@ -79,7 +74,7 @@ const connections = new WeakMap<Socket, Connection>();
  * way the refusal costs nothing and is immediate, so a few addresses holding half-open connections
  * cannot take every slot and lock others out until the headers timeout sweeps them.
  */
-export class ApiServer extends Server {
+export class ApiServer extends http.Server {
   readonly #limits: ConnectionLimits;
   readonly #timeouts: Timeouts;
   readonly #onRefused: ApiServerOptions['onRefused'];
@@ -472,7 +467,7 @@ function refusalFor(
   }
   switch (error.code) {
     case 'HPE_HEADER_OVERFLOW':
-      return httpErrors.headersTooLarge(Math.floor(maxHeaderSize / 1024));
+      return httpErrors.headersTooLarge(Math.floor(http.maxHeaderSize / 1024));
     default: {
       // llhttp's fixed descriptions ("Invalid header value char"); anything else is not shown.
       const reason = /^[\x20-\x7e]{1,100}$/.test(error.reason ?? '') ? error.reason : undefined;
@@ -486,7 +481,7 @@ function rawErrorResponse(refusal: HttpError, requestId: string, headerLines = '
   const body = JSON.stringify(errorBody(refusal));
   const { status } = errorBody(refusal);
   return (
-    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n` +
+    `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ''}\r\n` +
     'Content-Type: application/json; charset=utf-8\r\n' +
     `Content-Length: ${Buffer.byteLength(body)}\r\n` +
     'X-Content-Type-Options: nosniff\r\n' +

@@ -1,6 +1,6 @@
-import { METHODS } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { httpErrors } from './errors/http-error.js';
+import { http } from './node-http.js';
 
 /**
  * Lets the router see every method Node's parser accepts (TRACE, SEARCH, QUERY, PROPFIND, ...),
@@ -8,7 +8,7 @@ import { httpErrors } from './errors/http-error.js';
  * opens a tunnel and never reaches the router. Call once on the root instance, before routes.
  */
 export function routeEveryMethod(app: FastifyInstance): void {
-  for (const method of METHODS) {
+  for (const method of http.METHODS) {
     if (method !== 'CONNECT' && !app.supportedMethods.includes(method)) app.addHttpMethod(method);
   }
 }

@@ -1,5 +1,7 @@
 // Test-only, loaded with `node --import`: writes the URL of every module the process loaded, ESM
-// and CommonJS alike (module.registerHooks sees both), to PETSTORE_TEST_LOADED_MODULES at exit.
+// and CommonJS alike (module.registerHooks sees both), to PETSTORE_TEST_LOADED_MODULES at exit,
+// with `node:internal/deps/undici` when Node's bundled undici was loaded (no hook sees a builtin's
+// internals; process.moduleLoadList names them).
 import { writeFileSync } from 'node:fs';
 import { registerHooks } from 'node:module';
 import process from 'node:process';
@@ -12,4 +14,10 @@ registerHooks({
   },
 });
 const list = process.env.PETSTORE_TEST_LOADED_MODULES;
-if (list) process.on('exit', () => writeFileSync(list, [...loaded].join('\n')));
+const UNDICI = 'NativeModule internal/deps/undici/undici';
+if (list) {
+  process.on('exit', () => {
+    if (process.moduleLoadList.includes(UNDICI)) loaded.add('node:internal/deps/undici');
+    writeFileSync(list, [...loaded].join('\n'));
+  });
+}

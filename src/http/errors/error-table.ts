@@ -1,6 +1,6 @@
-import { maxHeaderSize } from 'node:http';
 import { DEFAULT_BAN_SECONDS, DEFAULT_TIMEOUTS } from '../../config/config.js';
 import { describeDuration, describeKiB } from '../../config/durations.js';
+import { http } from '../node-http.js';
 import { domainErrors } from '../../domain/errors.js';
 import { getPetGone } from '../../domain/pets/deprecation.js';
 import { INT64_MAX, PAGE_SIZE } from '../../domain/pets/pet.js';
@@ -122,8 +122,8 @@ export const ERRORS: { readonly [C in ErrorCode]: TableEntry<C> } = {
   },
   headers_too_large: {
     status: 431,
-    when: `The request line and headers are over ${describeKiB(maxHeaderSize)}.`,
-    example: httpErrors.headersTooLarge(Math.floor(maxHeaderSize / 1024)),
+    when: `The request line and headers are over ${describeKiB(http.maxHeaderSize)}.`,
+    example: httpErrors.headersTooLarge(Math.floor(http.maxHeaderSize / 1024)),
   },
   internal_error: {
     status: 500,
