@@ -16,6 +16,8 @@ import {
   type RateLimitLines,
 } from './http-server.js';
 import { routeEveryMethod } from './methods.js';
+import { LazyChildLogger } from './lazy-child-logger.js';
+import { jsonLinesOf } from './log-options.js';
 import { noRouteFor } from './not-found.js';
 import { accessLogPlugin } from './plugins/access-log.plugin.js';
 import { hostHeaderPlugin } from './plugins/host-header.plugin.js';
@@ -74,11 +76,12 @@ export async function createBaseApp(options: BaseAppOptions): Promise<FastifyIns
             opts,
           )
       : serverFactory,
-    ...(tracing
+    ...(logger
       ? {
           childLoggerFactory: (parent, bindings, opts, request) => {
-            const traceId = tracing.traceIdOf(request);
-            return parent.child(traceId === undefined ? bindings : { ...bindings, traceId }, opts);
+            const traceId = tracing?.traceIdOf(request);
+            const all = traceId === undefined ? bindings : { ...bindings, traceId };
+            return new LazyChildLogger(parent, all, opts);
           },
         }
       : {}),
@@ -113,7 +116,12 @@ export async function createBaseApp(options: BaseAppOptions): Promise<FastifyIns
   });
   await app.register(jsonBodyPlugin);
   await app.register(requestIdPlugin);
-  await app.register(accessLogPlugin, { sampleSuccess: config.logSampleSuccess });
+  // With traces, a request's lines carry its trace id: its own logger writes them.
+  const lines = logger === undefined || tracing ? undefined : jsonLinesOf(logger);
+  await app.register(accessLogPlugin, {
+    sampleSuccess: config.logSampleSuccess,
+    ...(lines ? { lines } : {}),
+  });
   await app.register(securityHeadersPlugin);
   await app.register(hostHeaderPlugin);
   return app;

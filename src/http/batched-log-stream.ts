@@ -20,43 +20,64 @@ function writeAll(fd: number, bytes: Buffer): boolean {
   return true;
 }
 
+/** How long a line may wait for others to share its write, and how much may wait. */
+export interface LogBatching {
+  readonly maxDelayMs: number;
+  readonly maxBytes: number;
+}
+
 /**
- * The log's destination when standard output is not a terminal: the lines written during one turn
- * of the event loop leave in one write at the end of it. A write a line cost one system call per
- * request (the access log), a fifth of a listPets answer's CPU (`npm run bench`: 153-168 µs a
- * request, 123-129 µs batched); under load one turn answers many requests, which then share the
- * call, and a line is never held longer than the turn that logged it. Lines are written synchronously, in
- * order, and whatever is pending leaves on exit (process.exit included) and on a fatal log line
- * (pino calls flushSync). Only a process killed outright (SIGKILL, a fatal signal) loses the lines
- * of its last turn. A reader that went away (EPIPE) ends the logging, as pino does.
+ * 10 ms: under load a write then carries hundreds of lines; one a turn of the event loop carried
+ * three or four, and its system call cost a listPets answer 2 µs (`npm run bench`). Idle, a line
+ * is out 10 ms after it was logged, sooner than anyone reads it.
+ */
+export const DEFAULT_LOG_BATCHING: LogBatching = { maxDelayMs: 10, maxBytes: 64 * 1024 };
+
+/**
+ * The log's destination when standard output is not a terminal: lines are written together, in
+ * order, at most `maxDelayMs` after the first of them was logged (or once `maxBytes` wait), so a
+ * request's access line does not cost a system call of its own. Whatever is pending leaves
+ * synchronously on exit (process.exit included) and on a fatal log line (pino calls flushSync).
+ * Only a process killed outright (SIGKILL, a fatal signal) loses the lines of its last
+ * `maxDelayMs`. A reader that went away (EPIPE) ends the logging, as pino does.
  */
 export class BatchedLogStream {
   readonly #fd: number;
+  readonly #batching: LogBatching;
   #pending: string[] = [];
-  #scheduled = false;
+  #pendingBytes = 0;
+  #timer: NodeJS.Timeout | undefined;
   #closed = false;
   readonly #flush = () => this.flushSync();
 
-  constructor(fd: number) {
+  constructor(fd: number, batching: LogBatching = DEFAULT_LOG_BATCHING) {
     this.#fd = fd;
+    this.#batching = batching;
     process.on('exit', this.#flush);
   }
 
   write(line: string): boolean {
     if (this.#closed) return true;
     this.#pending.push(line);
-    if (!this.#scheduled) {
-      this.#scheduled = true;
-      setImmediate(this.#flush);
+    // Characters, not bytes: a bound on what waits, not an exact count.
+    this.#pendingBytes += line.length;
+    if (this.#pendingBytes >= this.#batching.maxBytes) this.flushSync();
+    else if (this.#timer === undefined) {
+      this.#timer = setTimeout(this.#flush, this.#batching.maxDelayMs);
+      this.#timer.unref();
     }
     return true;
   }
 
   flushSync(): void {
-    this.#scheduled = false;
+    if (this.#timer !== undefined) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
     if (this.#pending.length === 0 || this.#closed) return;
     const text = this.#pending.length === 1 ? (this.#pending[0] ?? '') : this.#pending.join('');
     this.#pending = [];
+    this.#pendingBytes = 0;
     if (!writeAll(this.#fd, Buffer.from(text, 'utf8'))) this.#closed = true;
   }
 }

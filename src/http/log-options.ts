@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { pino, type Logger, type LoggerOptions } from 'pino';
 import { API_KEY_SEARCH } from '../domain/api-keys/key-format.js';
 
@@ -61,6 +62,24 @@ interface LoggedRequest {
   headers?: Record<string, unknown>;
 }
 
+/** Where a logger's lines go, and the bindings every line of it carries, as pino writes them. */
+export interface JsonLines {
+  write(line: string): void;
+  /** `,"pid":...,"hostname":"..."`: what pino writes after the time. */
+  readonly base: string;
+}
+
+const jsonLines = new WeakMap<object, JsonLines>();
+
+/**
+ * The destination of a logger createLogger made, for the one line written often enough to be
+ * formatted by hand (the access line, src/http/plugins/access-log.plugin.ts); undefined for any
+ * other logger, which then formats all its lines itself.
+ */
+export function jsonLinesOf(logger: object): JsonLines | undefined {
+  return jsonLines.get(logger);
+}
+
 /**
  * The process's logger: Fastify logs requests through it, and the services their background work.
  * Headers are logged only with failures (5xx); credential headers are then redacted by path,
@@ -71,8 +90,11 @@ export function createLogger(options: {
   /** Where lines go; standard output when absent. */
   stream?: { write(line: string): void };
 }): Logger {
+  // pino's own default, spelled out so that a line formatted by hand starts the same way.
+  const base = { pid: process.pid, hostname: hostname() };
   const settings: LoggerOptions = {
     level: options.level,
+    base,
     redact: {
       paths: ['headers.authorization', 'headers.cookie', 'headers["proxy-authorization"]'],
       censor: '[redacted]',
@@ -99,5 +121,12 @@ export function createLogger(options: {
       },
     },
   };
-  return options.stream === undefined ? pino(settings) : pino(settings, options.stream);
+  if (options.stream === undefined) return pino(settings);
+  const logger = pino(settings, options.stream);
+  const stream = options.stream;
+  jsonLines.set(logger, {
+    write: (line) => stream.write(line),
+    base: JSON.stringify(base).replace(/^\{/, ',').slice(0, -1),
+  });
+  return logger;
 }

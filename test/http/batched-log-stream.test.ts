@@ -3,7 +3,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BatchedLogStream } from '../../src/http/batched-log-stream.js';
 
 const run = promisify(execFile);
@@ -20,21 +20,40 @@ afterEach(() => {
 });
 
 describe('the batched log stream', () => {
-  it('writes the lines of one turn of the event loop together, in order, at the end of the turn', async () => {
+  it('writes the lines logged within maxDelayMs together, in order, once it has passed', () => {
+    vi.useFakeTimers();
     const path = tempFile();
     const fd = openSync(path, 'w');
     try {
-      const stream = new BatchedLogStream(fd);
+      const stream = new BatchedLogStream(fd, { maxDelayMs: 10, maxBytes: 1024 });
       stream.write('{"n":1}\n');
+      vi.advanceTimersByTime(9);
       stream.write('{"n":2}\n');
       expect(readFileSync(path, 'utf8')).toBe('');
-      await new Promise((resolve) => setImmediate(resolve));
+      vi.advanceTimersByTime(1);
       expect(readFileSync(path, 'utf8')).toBe('{"n":1}\n{"n":2}\n');
       stream.write('{"n":3}\n');
       stream.flushSync();
       expect(readFileSync(path, 'utf8')).toBe('{"n":1}\n{"n":2}\n{"n":3}\n');
     } finally {
       closeSync(fd);
+      vi.useRealTimers();
+    }
+  });
+
+  it('writes at once when maxBytes wait', () => {
+    vi.useFakeTimers();
+    const path = tempFile();
+    const fd = openSync(path, 'w');
+    try {
+      const stream = new BatchedLogStream(fd, { maxDelayMs: 10, maxBytes: 16 });
+      stream.write('{"n":1}\n');
+      expect(readFileSync(path, 'utf8')).toBe('');
+      stream.write('{"n":2}\n');
+      expect(readFileSync(path, 'utf8')).toBe('{"n":1}\n{"n":2}\n');
+    } finally {
+      closeSync(fd);
+      vi.useRealTimers();
     }
   });
 
