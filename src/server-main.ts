@@ -24,7 +24,7 @@ function loadConfigOrExit(): Config {
 
 /**
  * Pretty lines for a person at a terminal; JSON, one object a line, for everything else, written
- * a turn of the event loop at a time.
+ * in batches (src/http/batched-log-stream.ts).
  */
 async function logDestination(): Promise<{ stream: { write(line: string): void } }> {
   if (!process.stdout.isTTY) return { stream: new BatchedLogStream(1) };
