@@ -13,6 +13,7 @@ import { type HttpError, httpErrors } from './errors/http-error.js';
 import { clientAddress } from '../domain/rate-limits/client-address.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { setRateLimitHeaders } from './rate-limit-headers.js';
+import { routeInfo } from './route-info.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -57,11 +58,6 @@ export function credentialOf(request: FastifyRequest): Credential {
   return token ? { kind: 'bearer', token } : { kind: 'unreadable' };
 }
 
-function deprecatedRoute(request: FastifyRequest): boolean {
-  const schema = request.routeOptions.schema as { deprecated?: unknown } | undefined;
-  return schema?.deprecated === true;
-}
-
 /**
  * Every request of the API scope, known path or not: asks the admission service, and translates
  * its decision to HTTP (rate-limit headers, and the refusal to throw). `access` names what the
@@ -76,7 +72,7 @@ export function createGuard(deps: GuardDependencies, access: Operation['access']
       decision = await admission.admit({
         credential: access === 'api_key' ? credentialOf(request) : { kind: 'absent' },
         address: clientAddress(request.ip, request.socket.remoteAddress ?? request.ip),
-        operation: { access, deprecated: deprecatedRoute(request) },
+        operation: { access, deprecated: routeInfo(request).deprecated },
       });
     } catch (error) {
       if (error instanceof DependencyUnavailableError) {

@@ -108,6 +108,7 @@ export async function createBaseApp(options: BaseAppOptions): Promise<FastifyIns
   });
 
   routeEveryMethod(app);
+  app.decorateRequest('routeInfo', undefined);
   for (const schema of options.schemas) app.addSchema(schema);
   app.setValidatorCompiler(createValidatorCompiler(options.schemas));
   app.setErrorHandler(handleError);

@@ -19,7 +19,7 @@ import { Readiness } from './readiness.js';
 import { RATE_LIMIT_HEADER_NAMES, rateLimitHeaderLines } from './rate-limit-headers.js';
 import { API_SCOPE, isUnder, OPERATIONS_ENDPOINTS } from './scopes.js';
 import { registerHealth } from './routes/health.route.js';
-import { routeTemplate } from './route-template.js';
+import { routeInfo } from './route-info.js';
 import { NewPetSchema, PetSchema, PetsSchema, PetStatusSchema } from './routes/pets/pet.schema.js';
 import { v1Routes } from './routes/v1.routes.js';
 import { refuseOtherMethods } from './methods.js';
@@ -82,7 +82,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     app.addHook('onResponse', (request, reply, done) => {
       tracing.answered(request.raw, {
         method: request.method,
-        route: routeTemplate(request),
+        route: routeInfo(request).template,
         status: reply.statusCode,
         keyId: request.apiKey?.id,
       });

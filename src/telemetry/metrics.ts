@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { BUILD_COMMIT, BUILD_VERSION } from '../build-info.js';
+import { CellCounter, CellHistogram } from './cell-metrics.js';
 import { seriesCache } from './series-cache.js';
 
 /** Pool connections as the storage observer reports them (src/storage/observer.ts). */
@@ -23,12 +24,13 @@ const GROUP_SIZE_BUCKETS = [1, 2, 5, 10, 20, 50, 100, 200, 500];
  */
 export interface Metrics {
   readonly registry: Registry;
-  readonly requests: Counter<'operation' | 'method' | 'status'>;
-  readonly duration: Histogram<'operation'>;
+  /** Counted on every answer: cells, not prom-client's metrics (src/telemetry/cell-metrics.ts). */
+  readonly requests: CellCounter<'operation' | 'method' | 'status'>;
+  readonly duration: CellHistogram<'operation'>;
   /** By plan: `none` for a refusal of the address budget (no key). */
   readonly rateLimited: Counter<'code' | 'plan'>;
   readonly bans: Counter<'plan'>;
-  readonly deprecatedCalls: Counter<'operation' | 'plan'>;
+  readonly deprecatedCalls: CellCounter<'operation' | 'plan'>;
   readonly connectionsRefused: Counter<'cap'>;
   readonly dependencyUp: Gauge<'dependency' | 'backend'>;
   readonly ready: Gauge;
@@ -125,13 +127,13 @@ export function createMetrics(): Metrics {
 
   return {
     registry,
-    requests: new Counter({
+    requests: new CellCounter({
       name: 'petstore_http_requests_total',
       help: 'HTTP requests answered, by operation (operationId, or route) and status',
       labelNames: ['operation', 'method', 'status'],
       registers,
     }),
-    duration: new Histogram({
+    duration: new CellHistogram({
       name: 'petstore_http_request_duration_seconds',
       help: 'Time from request received to response sent, by operation',
       labelNames: ['operation'],
@@ -150,7 +152,7 @@ export function createMetrics(): Metrics {
       labelNames: ['plan'],
       registers,
     }),
-    deprecatedCalls: new Counter({
+    deprecatedCalls: new CellCounter({
       name: 'petstore_deprecated_operation_calls_total',
       // By plan, never by key: a label taking one value per key grows without bound. Which keys
       // call it is counted with each key (`petstore keys list`).

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { type JsonLines, loggableUrl } from '../log-options.js';
-import { routeTemplate } from '../route-template.js';
+import { routeInfo } from '../route-info.js';
 
 export interface AccessLogOptions {
   /** LOG_SAMPLE_SUCCESS: the share of 2xx/3xx lines written; 4xx and 5xx are always written. */
@@ -30,7 +30,7 @@ interface AccessEntry {
 }
 
 function entryOf(request: FastifyRequest, status: number, elapsedMs: number): AccessEntry {
-  const route = routeTemplate(request);
+  const route = routeInfo(request).template;
   // Absent fields stay undefined, which pino leaves out as accessLine does.
   return {
     method: request.method,

@@ -1,45 +1,26 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Metrics } from '../../telemetry/metrics.js';
-import { seriesCache } from '../../telemetry/series-cache.js';
 import type { Readiness } from '../readiness.js';
+import { routeInfo } from '../route-info.js';
 import { OPERATIONS_ENDPOINTS } from '../scopes.js';
 
-/** The operationId of the matched route, else its path pattern, else `unmatched` (bounded labels). */
-function operationOf(request: FastifyRequest): string {
-  const options = request.routeOptions;
-  const operationId = (options.schema as { operationId?: unknown } | undefined)?.operationId;
-  if (typeof operationId === 'string') return operationId;
-  return options.url ?? 'unmatched';
-}
-
 /**
- * Counts every answer of the listener. The labelled series are looked up once per label
- * combination (there are few) and kept, so counting costs no label hashing per request. It only
- * counts: the per-key count of deprecated calls, which is stored, is kept by the admission service
+ * Counts every answer of the listener, by operation (operationId, else the route's pattern, else
+ * `unmatched`), method and status, and its duration by operation. It only counts: the per-key
+ * count of deprecated calls, which is stored, is kept by the admission service
  * (src/domain/admission), told of the operation called. /metrics is served by registerMetrics, on
  * the listener the configuration names.
  */
 export const metricsPlugin = fp<{ metrics: Metrics }>(
   async (app, { metrics }) => {
-    const counters = seriesCache((series) => {
-      const [operation = '', method = '', status = ''] = series.split(' ');
-      return metrics.requests.labels(operation, method, status);
-    });
-    const timers = seriesCache((operation) => metrics.duration.labels(operation));
-    // Kept like the others: labelling per call hashed the labels on every getPet (5% of its CPU).
-    const deprecatedCalls = seriesCache((series) => {
-      const [operation = '', plan = ''] = series.split(' ');
-      return metrics.deprecatedCalls.labels(operation, plan);
-    });
+    const { requests, duration, deprecatedCalls } = metrics;
     app.addHook('onResponse', (request, reply, done) => {
-      const operation = operationOf(request);
-      counters(`${operation} ${request.method} ${reply.statusCode}`).inc();
-      timers(operation).observe(reply.elapsedTime / 1000);
-      const deprecated = (request.routeOptions.schema as { deprecated?: unknown } | undefined)
-        ?.deprecated;
-      if (deprecated === true && request.apiKey !== undefined) {
-        deprecatedCalls(`${operation} ${request.apiKey.plan}`).inc();
+      const { operation, deprecated } = routeInfo(request);
+      requests.cell(operation, request.method, String(reply.statusCode)).value += 1;
+      duration.observe(duration.cell(operation), reply.elapsedTime / 1000);
+      if (deprecated && request.apiKey !== undefined) {
+        deprecatedCalls.cell(operation, request.apiKey.plan).value += 1;
       }
       done();
     });
