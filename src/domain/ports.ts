@@ -277,6 +277,12 @@ export type ConsumeOutcome =
 export interface RateLimitStore {
   readonly backend: 'memory' | 'redis';
   consume(request: ConsumeRequest): Promise<ConsumeOutcome>;
+  /**
+   * consume's outcome when this instance can tell it at once, alone (counters in its memory, a
+   * quota leased here, a ban known here); undefined, with nothing counted, when only consume can.
+   * The request path asks it first, so that most requests wait for no promise.
+   */
+  consumeNow(request: ConsumeRequest): ConsumeOutcome | undefined;
   /** What each window has counted, counting nothing. */
   peek(subject: string, windows: readonly LimitWindow[], now: number): Promise<number[]>;
   /**

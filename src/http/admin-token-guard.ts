@@ -32,7 +32,7 @@ export function createAdminGuard(
       if (!decision.admitted && 'refusal' in decision) throw httpRefusal(decision.refusal);
       return;
     }
-    const credential = credentialOf(request);
+    const credential = credentialOf(request.raw);
     const decision = await admission.admit(credential, request.ip);
     if (!decision.admitted) throw httpRefusal(decision.refusal);
     request.adminToken = decision.token;

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type {
   Admission,
@@ -8,6 +9,7 @@ import type {
 } from '../domain/admission/admission-service.js';
 import type { ApiKeyRecord } from '../domain/api-keys/api-key.js';
 import { DependencyUnavailableError } from '../domain/errors.js';
+import type { SyncOrAsync } from '../domain/sync-or-async.js';
 import { UNAVAILABLE_RETRY_AFTER_SECONDS } from './errors/error-handler.js';
 import { type HttpError, httpErrors } from './errors/http-error.js';
 import { clientAddress } from '../domain/rate-limits/client-address.js';
@@ -29,8 +31,33 @@ export interface GuardDependencies {
   keyPrefix: string;
 }
 
-/** An onRequest hook: answers (by throwing) or lets the request through. */
-export type Guard = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+/**
+ * An onRequest hook: lets the request through (`done()`) or answers it (`done(refusal)`). Called
+ * back rather than async: most requests are decided at once, and then go on without a promise.
+ */
+export type Guard = (
+  request: FastifyRequest,
+  reply: FastifyReply,
+  done: (refusal?: Error) => void,
+) => void;
+
+/** Decisions made before the guard ran, by the path that answers kept copies (kept-answers.ts). */
+const decided = new WeakMap<IncomingMessage, Admission>();
+
+/**
+ * Hands the guard a decision already made on this request (it was counted then): the guard
+ * answers with it rather than asking the admission service a second time.
+ */
+export function decidedBefore(request: IncomingMessage, decision: Admission): void {
+  decided.set(request, decision);
+}
+
+/** The guard as a promise that rejects with the refusal, for callers outside a hook chain. */
+export function guarded(guard: Guard, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  return new Promise((resolve, reject) =>
+    guard(request, reply, (refusal) => (refusal ? reject(refusal) : resolve())),
+  );
+}
 
 /**
  * How many Authorization header lines the request has. Node keeps only the first of several in
@@ -50,8 +77,8 @@ function authorizationLines(rawHeaders: readonly string[]): number {
  * token follows it. RFC 9110 allows one Authorization field; which of two would be the key is
  * anyone's guess (a proxy may read the other), so neither is tried.
  */
-export function credentialOf(request: FastifyRequest): Credential {
-  if (authorizationLines(request.raw.rawHeaders) > 1) return { kind: 'ambiguous' };
+export function credentialOf(request: IncomingMessage): Credential {
+  if (authorizationLines(request.rawHeaders) > 1) return { kind: 'ambiguous' };
   const header = request.headers.authorization;
   if (header === undefined) return { kind: 'absent' };
   const token = /^Bearer +([^ ]*) *$/i.exec(header)?.[1];
@@ -66,27 +93,11 @@ export function credentialOf(request: FastifyRequest): Credential {
  */
 export function createGuard(deps: GuardDependencies, access: Operation['access']): Guard {
   const { admission, metrics, keyPrefix } = deps;
-  return async (request, reply) => {
-    let decision: Admission;
-    try {
-      decision = await admission.admit({
-        credential: access === 'api_key' ? credentialOf(request) : { kind: 'absent' },
-        address: clientAddress(request.ip, request.socket.remoteAddress ?? request.ip),
-        operation: { access, deprecated: routeInfo(request).deprecated },
-      });
-    } catch (error) {
-      if (error instanceof DependencyUnavailableError) {
-        // Counters or keys cannot be read: the headers say nothing is left until the retry.
-        setRateLimitHeaders(
-          reply,
-          admission.unavailableState(error, UNAVAILABLE_RETRY_AFTER_SECONDS),
-        );
-      }
-      throw error;
-    }
+  /** The decision, as headers and as the refusal to answer with. */
+  const translate = (request: FastifyRequest, reply: FastifyReply, decision: Admission) => {
     request.apiKey = decision.key;
     setRateLimitHeaders(reply, decision.rate);
-    if (decision.admitted) return;
+    if (decision.admitted) return undefined;
     const { refusal } = decision;
     // A refusal of the address budget has no key, so no plan.
     const plan = decision.key?.plan ?? 'none';
@@ -107,7 +118,50 @@ export function createGuard(deps: GuardDependencies, access: Operation['access']
         );
       }
     }
-    throw httpRefusal(refusal, keyPrefix);
+    return httpRefusal(refusal, keyPrefix);
+  };
+  const outage = (reply: FastifyReply, error: unknown): Error => {
+    if (error instanceof DependencyUnavailableError) {
+      // Counters or keys cannot be read: the headers say nothing is left until the retry.
+      setRateLimitHeaders(
+        reply,
+        admission.unavailableState(error, UNAVAILABLE_RETRY_AFTER_SECONDS),
+      );
+    }
+    return error instanceof Error ? error : new Error(String(error));
+  };
+  return (request, reply, done) => {
+    const finish = (decided: Admission) => {
+      let refusal: Error | undefined;
+      try {
+        refusal = translate(request, reply, decided);
+      } catch (error) {
+        refusal = outage(reply, error);
+      }
+      done(refusal);
+    };
+    const before = decided.get(request.raw);
+    if (before !== undefined) {
+      decided.delete(request.raw);
+      finish(before);
+      return;
+    }
+    let decision: SyncOrAsync<Admission>;
+    try {
+      decision = admission.admit({
+        credential: access === 'api_key' ? credentialOf(request.raw) : { kind: 'absent' },
+        address: clientAddress(request.ip, request.socket.remoteAddress ?? request.ip),
+        operation: { access, deprecated: routeInfo(request).deprecated },
+      });
+    } catch (error) {
+      done(outage(reply, error));
+      return;
+    }
+    if (decision instanceof Promise) {
+      decision.then(finish, (error: unknown) => done(outage(reply, error)));
+    } else {
+      finish(decision);
+    }
   };
 }
 

@@ -16,10 +16,10 @@ import {
   type RateLimitLines,
 } from './http-server.js';
 import { routeEveryMethod } from './methods.js';
+import type { RequestListener, ServeFirst } from './kept-answers.js';
 import { LazyChildLogger } from './lazy-child-logger.js';
-import { jsonLinesOf } from './log-options.js';
 import { noRouteFor } from './not-found.js';
-import { accessLogPlugin } from './plugins/access-log.plugin.js';
+import { type AccessLog, accessLogFor, accessLogPlugin } from './plugins/access-log.plugin.js';
 import { hostHeaderPlugin } from './plugins/host-header.plugin.js';
 import { BODY_LIMIT_BYTES, jsonBodyPlugin } from './plugins/json-body.plugin.js';
 import { genRequestId, requestIdPlugin } from './plugins/request-id.plugin.js';
@@ -44,6 +44,10 @@ export interface BaseAppOptions {
   clientErrorHeaders?: RateLimitLines;
   /** A span per request, and its trace id on every log line of it; absent, the default, is off. */
   tracing?: RequestTracing;
+  /** Sees each request before Fastify does, and answers it or hands it on (kept-answers.ts). */
+  serveFirst?: ServeFirst;
+  /** The access log, when the caller made it (accessLogFor); else made here the same way. */
+  access?: AccessLog | undefined;
 }
 
 /** A hop count means: trust that many proxies nearest to us (what proxy-addr does with a number). */
@@ -66,16 +70,21 @@ export async function createBaseApp(options: BaseAppOptions): Promise<FastifyIns
     timeouts: config.timeouts,
     onRefused: (cap, address) => options.onConnectionRefused(app, cap, address),
   });
+  const first = options.serveFirst;
+  const listener = (handler: RequestListener): RequestListener =>
+    first === undefined ? handler : (request, response) => first(request, response, handler);
   const app = Fastify({
-    // With tracing, everything Fastify does for a request runs inside the request's span.
-    serverFactory: tracing
-      ? (handler, opts) =>
-          serverFactory(
-            (request, response) =>
-              tracing.aroundRequest(request, response, () => handler(request, response)),
-            opts,
-          )
-      : serverFactory,
+    // With tracing, everything done for a request runs inside the request's span.
+    serverFactory: (handler, opts) => {
+      const serve = listener(handler);
+      return serverFactory(
+        tracing
+          ? (request, response) =>
+              tracing.aroundRequest(request, response, () => serve(request, response))
+          : serve,
+        opts,
+      );
+    },
     ...(logger
       ? {
           childLoggerFactory: (parent, bindings, opts, request) => {
@@ -117,12 +126,15 @@ export async function createBaseApp(options: BaseAppOptions): Promise<FastifyIns
   });
   await app.register(jsonBodyPlugin);
   await app.register(requestIdPlugin);
-  // With traces, a request's lines carry its trace id: its own logger writes them.
-  const lines = logger === undefined || tracing ? undefined : jsonLinesOf(logger);
-  await app.register(accessLogPlugin, {
-    sampleSuccess: config.logSampleSuccess,
-    ...(lines ? { lines } : {}),
-  });
+  const access =
+    'access' in options
+      ? options.access
+      : accessLogFor({
+          logger,
+          tracing: tracing !== undefined,
+          sampleSuccess: config.logSampleSuccess,
+        });
+  await app.register(accessLogPlugin, { access });
   await app.register(securityHeadersPlugin);
   await app.register(hostHeaderPlugin);
   return app;

@@ -4,12 +4,25 @@ import { writeSync } from 'node:fs';
 const FULL_PIPE_WAIT_MS = 1;
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 
-/** Writes all of `bytes` to `fd`, waiting out a full pipe; false when the reader is gone. */
-function writeAll(fd: number, bytes: Buffer): boolean {
+/**
+ * Writes all of `text` to `fd`, waiting out a full pipe; false when the reader is gone. The text
+ * goes as it is (Node encodes it without a Buffer of ours); only a partial write, into a pipe
+ * that filled, makes the rest into bytes.
+ */
+function writeAll(fd: number, text: string): boolean {
+  let bytes: Buffer | undefined;
   let offset = 0;
-  while (offset < bytes.length) {
+  for (;;) {
     try {
-      offset += writeSync(fd, bytes, offset);
+      if (bytes === undefined) {
+        const written = writeSync(fd, text);
+        if (written === Buffer.byteLength(text)) return true;
+        bytes = Buffer.from(text, 'utf8');
+        offset = written;
+      } else {
+        offset += writeSync(fd, bytes, offset);
+      }
+      if (bytes !== undefined && offset >= bytes.length) return true;
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'EPIPE') return false;
@@ -17,7 +30,6 @@ function writeAll(fd: number, bytes: Buffer): boolean {
       Atomics.wait(sleeper, 0, 0, FULL_PIPE_WAIT_MS);
     }
   }
-  return true;
 }
 
 /** How long a line may wait for others to share its write, and how much may wait. */
@@ -78,6 +90,6 @@ export class BatchedLogStream {
     const text = this.#pending.length === 1 ? (this.#pending[0] ?? '') : this.#pending.join('');
     this.#pending = [];
     this.#pendingBytes = 0;
-    if (!writeAll(this.#fd, Buffer.from(text, 'utf8'))) this.#closed = true;
+    if (!writeAll(this.#fd, text)) this.#closed = true;
   }
 }

@@ -7,8 +7,10 @@ import type { StoreCopies } from '../domain/pets/store-copies.js';
 import type { Dependency } from '../domain/ports.js';
 import { collectProcessMetrics, type Metrics } from '../telemetry/metrics.js';
 import type { RequestTracing } from '../telemetry/tracing.js';
-import { createGuard } from './api-key-guard.js';
+import { createGuard, guarded } from './api-key-guard.js';
 import { createBaseApp } from './base-app.js';
+import { keptAnswers } from './kept-answers.js';
+import { accessLogFor, ARRIVAL_LEVELS } from './plugins/access-log.plugin.js';
 import { ErrorSchema } from './errors/error.schema.js';
 import { ApiServer, refusalWarnings } from './http-server.js';
 import { docsPlugin } from './plugins/docs.plugin.js';
@@ -59,10 +61,35 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const admit = { admission, metrics, keyPrefix: KEY_PREFIX[config.environment] };
   const guard = createGuard(admit, 'api_key');
   const warnRefused = refusalWarnings();
+  const access = accessLogFor({
+    logger: deps.logger,
+    tracing: deps.tracing !== undefined,
+    sampleSuccess: config.logSampleSuccess,
+  });
+  // Kept copies are answered before Fastify unless something the path does not do is asked of
+  // every request: a span (tracing), CORS headers, an arrival line (debug), a line pino formats.
+  const keptPath =
+    deps.tracing === undefined &&
+    config.corsOrigins.length === 0 &&
+    !ARRIVAL_LEVELS.has(deps.logger?.level ?? 'info') &&
+    (access === undefined || access.formatted);
   const app = await createBaseApp({
     config,
     ...(deps.logger ? { logger: deps.logger } : {}),
     ...(deps.tracing ? { tracing: deps.tracing } : {}),
+    access,
+    ...(keptPath
+      ? {
+          serveFirst: keptAnswers({
+            admission,
+            copies,
+            metrics,
+            access,
+            clock,
+            publicBaseUrl: config.publicBaseUrl,
+          }),
+        }
+      : {}),
     schemas: SHARED_SCHEMAS as JsonSchema[],
     onConnectionRefused: (self, cap, address) => {
       metrics.connectionsRefused.inc({ cap });
@@ -73,7 +100,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       rateLimitHeaderLines(await admission.addressState(address)),
     // In the API scope, the same authentication and counting as every other request.
     beforeFrameworkError: async (request, reply) => {
-      if (isUnder(API_SCOPE, request.url)) await guard(request, reply);
+      if (isUnder(API_SCOPE, request.url)) await guarded(guard, request, reply);
     },
   });
   app.decorateRequest('apiKey', undefined);

@@ -11,30 +11,20 @@ export const RATE_LIMIT_HEADER_NAMES = [
   'Retry-After',
 ] as const;
 
-/**
- * The same headers as lines of a raw HTTP response (`Name: value\r\n` each), for the refusals
- * written straight to the socket before any route or reply exists (src/http/http-server.ts).
- */
-export function rateLimitHeaderLines(state: RateState): string {
-  const { inForce, windows, decidedAt } = state;
-  const policy = windows.map((w) => `"${w.name}";q=${w.limit};w=${w.lengthSeconds}`).join(', ');
-  const remaining = windows
-    .map((w) => `"${w.name}";r=${w.remaining};t=${Math.ceil((w.resetAt - decidedAt) / 1000)}`)
-    .join(', ');
-  return (
-    `X-RateLimit-Limit: ${inForce.limit}\r\n` +
-    `X-RateLimit-Remaining: ${inForce.remaining}\r\n` +
-    `X-RateLimit-Reset: ${Math.ceil(inForce.resetAt / 1000)}\r\n` +
-    `RateLimit-Policy: ${policy}\r\n` +
-    `RateLimit: ${remaining}\r\n`
-  );
-}
+/** The names the values of rateLimitHeaderValues go under, in their order. */
+const NAMES = [
+  'x-ratelimit-limit',
+  'x-ratelimit-remaining',
+  'x-ratelimit-reset',
+  'ratelimit-policy',
+  'ratelimit',
+] as const;
 
 /**
  * `X-RateLimit-*` describe the window in force (fewest left); `RateLimit-Policy` and `RateLimit`
- * (draft-ietf-httpapi-ratelimit-headers-11) describe every window.
+ * (draft-ietf-httpapi-ratelimit-headers-11) describe every window. In the order of NAMES.
  */
-export function setRateLimitHeaders(reply: FastifyReply, state: RateState): void {
+export function rateLimitHeaderValues(state: RateState): string[] {
   const { inForce, windows, decidedAt } = state;
   // Built by hand: this runs on every response of the API scope.
   let policy = '';
@@ -44,10 +34,33 @@ export function setRateLimitHeaders(reply: FastifyReply, state: RateState): void
     policy += `${separator}"${w.name}";q=${w.limit};w=${w.lengthSeconds}`;
     remaining += `${separator}"${w.name}";r=${w.remaining};t=${Math.ceil((w.resetAt - decidedAt) / 1000)}`;
   }
-  void reply
-    .header('x-ratelimit-limit', String(inForce.limit))
-    .header('x-ratelimit-remaining', String(inForce.remaining))
-    .header('x-ratelimit-reset', String(Math.ceil(inForce.resetAt / 1000)))
-    .header('ratelimit-policy', policy)
-    .header('ratelimit', remaining);
+  return [
+    String(inForce.limit),
+    String(inForce.remaining),
+    String(Math.ceil(inForce.resetAt / 1000)),
+    policy,
+    remaining,
+  ];
+}
+
+/** The rate-limit headers as name, value, name, value...: what Node's writeHead takes. */
+export function rateLimitHeaderPairs(state: RateState, into: string[]): void {
+  const values = rateLimitHeaderValues(state);
+  for (let i = 0; i < NAMES.length; i++) into.push(NAMES[i] as string, values[i] as string);
+}
+
+/**
+ * The same headers as lines of a raw HTTP response (`Name: value\r\n` each), for the refusals
+ * written straight to the socket before any route or reply exists (src/http/http-server.ts).
+ */
+export function rateLimitHeaderLines(state: RateState): string {
+  const values = rateLimitHeaderValues(state);
+  return RATE_LIMIT_HEADER_NAMES.slice(0, NAMES.length)
+    .map((name, i) => `${name}: ${values[i]}\r\n`)
+    .join('');
+}
+
+export function setRateLimitHeaders(reply: FastifyReply, state: RateState): void {
+  const values = rateLimitHeaderValues(state);
+  for (let i = 0; i < NAMES.length; i++) void reply.header(NAMES[i] as string, values[i]);
 }

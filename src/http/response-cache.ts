@@ -23,4 +23,4 @@ export function sendCached(reply: FastifyReply, answer: KeptCopy): FastifyReply 
   return reply.type(JSON_TYPE).send(answer.body);
 }
 
-const JSON_TYPE = 'application/json; charset=utf-8';
+export const JSON_TYPE = 'application/json; charset=utf-8';

@@ -20,6 +20,11 @@ declare module 'fastify' {
   }
 }
 
+/** Fastify's `/v1/pets/:petId` as OpenTelemetry and OpenAPI write it: `/v1/pets/{petId}`. */
+export function routeTemplateOf(url: string): string {
+  return url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+}
+
 const UNMATCHED: RouteInfo = { operation: 'unmatched', template: undefined, deprecated: false };
 
 /** By the route's config object, which Fastify makes once per route. */
@@ -42,7 +47,7 @@ export function routeInfo(request: FastifyRequest): RouteInfo {
         ? UNMATCHED
         : {
             operation: typeof schema?.operationId === 'string' ? schema.operationId : url,
-            template: url.replace(/:([A-Za-z0-9_]+)/g, '{$1}'),
+            template: routeTemplateOf(url),
             deprecated: schema?.deprecated === true,
           };
     if (config !== undefined) byRoute.set(config, info);

@@ -207,7 +207,9 @@ describe('petstore keys revoke', () => {
     await petstore(db, ['keys', 'revoke', id]);
 
     const auth = await withStorage(db, (storage) =>
-      new ApiKeyService(storage.apiKeys, systemClock, 'production').authenticate(key),
+      Promise.resolve(
+        new ApiKeyService(storage.apiKeys, systemClock, 'production').authenticate(key),
+      ),
     );
     expect(auth).toEqual({ ok: false, reason: 'revoked' });
   });

@@ -71,7 +71,7 @@ describe('RateLimiter with bans recorded on the key', () => {
   it('refuses a key whose record carries a ban, counting nothing, until it ends', async () => {
     const { clock, store, limiter } = setup();
     const banned = key({ bannedUntil: T0 + 30_500 });
-    await expect(limiter.hitKey(banned, limits)).resolves.toMatchObject({
+    expect(await limiter.hitKey(banned, limits)).toMatchObject({
       allowed: false,
       reason: 'api_key_banned',
       retryAfterSeconds: 31,
@@ -80,7 +80,7 @@ describe('RateLimiter with bans recorded on the key', () => {
       store.peek('key:key_unit', [{ name: 'minute', limit: 1, lengthMs: 60_000 }], T0),
     ).resolves.toEqual([0]);
     clock.set(T0 + 30_500);
-    await expect(limiter.hitKey(banned, limits)).resolves.toMatchObject({ allowed: true });
+    expect(await limiter.hitKey(banned, limits)).toMatchObject({ allowed: true });
     await store.close();
   });
 
@@ -97,14 +97,14 @@ describe('RateLimiter with bans recorded on the key', () => {
     expect(decisions[3]).toMatchObject({ banStarted: { until: T0 + 60_000 } });
     clock.advance(1_000);
     // A lift older than the ban changes nothing.
-    await expect(limiter.hitKey(key({ banLiftedAt: T0 - 1 }), limits)).resolves.toMatchObject({
+    expect(await limiter.hitKey(key({ banLiftedAt: T0 - 1 }), limits)).toMatchObject({
       reason: 'api_key_banned',
     });
     const lifted = key({ banLiftedAt: T0 + 500 });
     // The minute is still full, so the key is back to plain 429s, with its tolerance renewed.
-    await expect(limiter.hitKey(lifted, limits)).resolves.toMatchObject({ reason: 'rate_limited' });
+    expect(await limiter.hitKey(lifted, limits)).toMatchObject({ reason: 'rate_limited' });
     clock.advance(60_000);
-    await expect(limiter.hitKey(lifted, limits)).resolves.toMatchObject({ allowed: true });
+    expect(await limiter.hitKey(lifted, limits)).toMatchObject({ allowed: true });
     await store.close();
   });
 });

@@ -9,7 +9,7 @@ import type { Storage } from '../../src/domain/ports.js';
 import type { Limits, Plan } from '../../src/domain/rate-limits/plans.js';
 import { buildApp } from '../../src/http/build-app.js';
 import { createLogger } from '../../src/http/log-options.js';
-import { createServices } from '../../src/services.js';
+import { createServices, type Services } from '../../src/services.js';
 import { createStorage } from '../../src/storage/create-storage.js';
 import { createMetrics } from '../../src/telemetry/metrics.js';
 import { ownSharedBackends, type SharedBackendEnv } from './shared-backends.js';
@@ -19,6 +19,8 @@ export interface TestServer {
   /** Base URL without trailing slash, e.g. http://127.0.0.1:41234 */
   url: string;
   app: FastifyInstance;
+  /** The services the app was built with (the app's copies, admission, metrics). */
+  services: Services;
   storage: Storage;
   clock: TestClock;
   config: Config;
@@ -35,6 +37,8 @@ export interface ServerOptions {
   env?: Record<string, string>;
   clock?: TestClock;
   logLines?: string[];
+  /** The level of the logger writing into `logLines`: debug unless set. */
+  logLevel?: string;
   /** Wraps the storage the app sees, e.g. to count reads; `storage` stays the real one. */
   wrapStorage?: (storage: Storage) => Storage;
   /**
@@ -69,12 +73,15 @@ async function sharedBackends(
   return ownSharedBackends();
 }
 
-/** A debug logger writing each line into `lines`, when the test collects them. */
-export function logInto(lines: string[] | undefined): { logger?: FastifyBaseLogger } {
+/** A logger (debug unless `level` says) writing each line into `lines`, when the test collects them. */
+export function logInto(
+  lines: string[] | undefined,
+  level = 'debug',
+): { logger?: FastifyBaseLogger } {
   if (lines === undefined) return {};
   return {
     logger: createLogger({
-      level: 'debug',
+      level,
       stream: { write: (line: string) => void lines.push(line) },
     }),
   };
@@ -109,7 +116,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
   });
   const app = await buildApp({
     services,
-    ...logInto(options.logLines),
+    ...logInto(options.logLines, options.logLevel),
   });
   // Keys are made the way the CLI makes them: by other services on the same database, so the
   // server learns of them from storage as it would in production.
@@ -120,6 +127,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
   return {
     url,
     app,
+    services,
     storage,
     clock,
     config,

@@ -2,6 +2,7 @@ import type { ApiKeyRecord } from '../api-keys/api-key.js';
 import { ApiKeyService, type KeyRefusalReason } from '../api-keys/api-key-service.js';
 import type { KeyUsageCounter } from '../api-keys/key-usage-counter.js';
 import { DependencyUnavailableError } from '../errors.js';
+import { andThen, type SyncOrAsync } from '../sync-or-async.js';
 import type { Limits } from '../rate-limits/plans.js';
 import type {
   RateDecision,
@@ -95,15 +96,39 @@ export class AdmissionService {
     private readonly usage?: KeyUsageCounter,
   ) {}
 
-  async admit(request: AdmissionRequest): Promise<Admission> {
-    const admission = await this.decide(request);
-    // Usage per key, in memory until the next flush: a request that named a real key counts.
-    if (admission.key !== undefined) this.usage?.record(admission.key.id, admission.admitted);
-    return admission;
+  /** The decision on a request: at once when nothing needs waiting for, else a promise of it. */
+  admit(request: AdmissionRequest): SyncOrAsync<Admission> {
+    return andThen(this.decide(request), this.counted);
   }
 
-  private async decide(request: AdmissionRequest): Promise<Admission> {
-    let limits: Limits | undefined;
+  /** Usage per key, in memory until the next flush: a request that named a real key counts. */
+  private readonly counted = (admission: Admission): Admission => {
+    if (admission.key !== undefined) this.usage?.record(admission.key.id, admission.admitted);
+    return admission;
+  };
+
+  /**
+   * The decision on an operation called with `token`, when it is a key this instance saw valid
+   * lately (ApiKeyService's cache): at once unless its counts need a round trip. Undefined, with
+   * nothing done, for any other token: admit decides those.
+   */
+  admitCached(token: string, operation: Operation): SyncOrAsync<Admission> | undefined {
+    const known = this.apiKeys.authenticateCached(token);
+    if (known?.ok !== true) return undefined;
+    return andThen(this.byValidKey(known.key, operation), this.counted);
+  }
+
+  private decide(request: AdmissionRequest): SyncOrAsync<Admission> {
+    const { credential, operation } = request;
+    // Most requests: a key seen valid lately, whose counts are at hand.
+    if (operation.access === 'api_key' && credential.kind === 'bearer') {
+      const known = this.apiKeys.authenticateCached(credential.token);
+      if (known?.ok === true) return this.byValidKey(known.key, operation);
+    }
+    return this.decideSlowly(request);
+  }
+
+  private async decideSlowly(request: AdmissionRequest): Promise<Admission> {
     try {
       if (request.operation.access === 'address') {
         return this.byAddress(await this.limiter.hitAddress(request.address));
@@ -133,19 +158,31 @@ export class AdmissionService {
         if (result.reason === 'expired') this.usage?.record(result.key.id, false);
         return this.withoutKey(address, { code: 'unauthorized', reason: result.reason });
       }
-      const key = result.key;
-      limits = ApiKeyService.limitsOf(key);
-      if (request.operation.deprecated === true) this.apiKeys.recordDeprecatedCall(key.id);
-      return await this.byKey(key, await this.limiter.hitKey(key, limits));
+      return await this.byValidKey(result.key, request.operation);
     } catch (error) {
-      if (
-        error instanceof DependencyUnavailableError &&
-        !(error instanceof AdmissionUnavailableError)
-      ) {
-        throw new AdmissionUnavailableError(error, limits);
-      }
-      throw error;
+      throw unavailable(error, undefined);
     }
+  }
+
+  /** Draws on a valid key's windows (and counts a deprecated call), at once when it can. */
+  private byValidKey(key: ApiKeyRecord, operation: Operation): SyncOrAsync<Admission> {
+    const limits = ApiKeyService.limitsOf(key);
+    if (operation.deprecated === true) this.apiKeys.recordDeprecatedCall(key.id);
+    let decision: SyncOrAsync<RateDecision>;
+    try {
+      decision = this.limiter.hitKey(key, limits);
+    } catch (error) {
+      throw unavailable(error, limits);
+    }
+    if (decision instanceof Promise) {
+      return decision.then(
+        (decided) => this.byKey(key, decided),
+        (error: unknown) => {
+          throw unavailable(error, limits);
+        },
+      );
+    }
+    return this.byKey(key, decision);
   }
 
   /**
@@ -165,7 +202,7 @@ export class AdmissionService {
     return this.limiter.unknownState(limits, retryAfterSeconds);
   }
 
-  private async byKey(key: ApiKeyRecord, decision: RateDecision): Promise<Admission> {
+  private byKey(key: ApiKeyRecord, decision: RateDecision): SyncOrAsync<Admission> {
     const rate = stateOf(decision);
     if (decision.allowed) return { admitted: true, rate, key };
     if (decision.reason === 'rate_limited') {
@@ -178,14 +215,18 @@ export class AdmissionService {
       return { admitted: false, rate, refusal, key };
     }
     const until = decision.bannedUntil ?? decision.decidedAt;
-    const started = decision.banStarted ? await this.recordBan(key, until) : undefined;
-    const refusal: Refusal = {
-      code: 'api_key_banned',
-      until,
-      retryAfterSeconds: decision.retryAfterSeconds,
-      ...(started ? { started } : {}),
-    };
-    return { admitted: false, rate, refusal, key };
+    const banned = (started?: BanStart): Admission => ({
+      admitted: false,
+      rate,
+      refusal: {
+        code: 'api_key_banned',
+        until,
+        retryAfterSeconds: decision.retryAfterSeconds,
+        ...(started ? { started } : {}),
+      },
+      key,
+    });
+    return decision.banStarted ? this.recordBan(key, until).then(banned) : banned();
   }
 
   /** Keeps the ban with the key, so it outlives a restart and shows in `keys list`. */
@@ -217,6 +258,14 @@ export class AdmissionService {
     };
     return { admitted: false, rate, refusal };
   }
+}
+
+/** An outage met while deciding, with the limits of the budget being checked when known. */
+function unavailable(error: unknown, limits: Limits | undefined): unknown {
+  return error instanceof DependencyUnavailableError &&
+    !(error instanceof AdmissionUnavailableError)
+    ? new AdmissionUnavailableError(error, limits)
+    : error;
 }
 
 function stateOf(decision: RateDecision): RateState {

@@ -4,6 +4,7 @@ import type { Limits, Plan } from '../rate-limits/plans.js';
 import { customLimitsProblem, PLAN_LIMITS } from '../rate-limits/plans.js';
 import type { ApiKeyRecord, KeyEnvironment, NewApiKeyRecord } from './api-key.js';
 import { type AuditRecord, newAuditId, SYSTEM_ACTOR } from './key-audit.js';
+import type { SyncOrAsync } from '../sync-or-async.js';
 import { KnownKeyHashes } from './known-key-hashes.js';
 import {
   displayPrefix,
@@ -263,37 +264,53 @@ export class ApiKeyService {
   }
 
   /**
-   * Verifies the token of an `Authorization: Bearer` header. `gate` is asked before storage is read
-   * for a key this instance has not recently seen valid; when it refuses, only a key known to exist
-   * is looked up, so made-up keys cannot make it read storage.
+   * Verifies the token of an `Authorization: Bearer` header: at once for a key seen valid lately
+   * (the cache), else after reading storage. `gate` is asked before storage is read for a key this
+   * instance has not recently seen valid; when it refuses, only a key known to exist is looked up,
+   * so made-up keys cannot make it read storage.
    */
-  async authenticate(token: string | undefined, gate?: LookupGate): Promise<AuthResult> {
+  authenticate(token: string | undefined, gate?: LookupGate): SyncOrAsync<AuthResult> {
     if (token === undefined || token === '') return { ok: false, reason: 'missing' };
+    return this.authenticateCached(token) ?? this.lookUp(token, gate);
+  }
+
+  /**
+   * The verdict on a token whose key is in the cache and fresh; undefined when only storage can
+   * tell. Keyed by the token itself, so a key seen valid lately costs one lookup: no checksum, no
+   * hash.
+   */
+  authenticateCached(token: string): AuthResult | undefined {
     const now = this.clock.now();
-    // Keyed by the token itself, so a key seen valid lately costs one lookup: no checksum, no hash.
     const entry = this.cache.get(token);
-    let record = entry !== undefined && this.fresh(entry, now) ? entry.record : undefined;
-    let secretEndsAt = entry?.secretEndsAt;
-    if (record === undefined) {
-      // Format and checksum first: made-up keys never reach storage.
-      if (!isWellFormedApiKey(token, this.environment)) return { ok: false, reason: 'malformed' };
-      const hash = hashApiKey(token);
-      // An expired entry of a valid key still vouches that the key is worth a lookup.
-      const vouched = entry !== undefined && entry.record.revokedAt === undefined;
-      if (!vouched && gate !== undefined && !(await gate()) && !(await this.known.has(hash))) {
-        return { ok: false, reason: 'not_looked_up' };
-      }
-      const epoch = this.epoch;
-      record = await this.store.findByHash(hash);
-      if (record === undefined) {
-        this.cache.delete(token);
-        return { ok: false, reason: 'unknown' };
-      }
-      // The key's previous secret, after a roll: it works until its grace end.
-      secretEndsAt = record.hash === hash ? undefined : (record.previousHashExpiresAt ?? now);
-      // Read before a drop that came while it was read: it may be the old key, used once, not kept.
-      if (epoch === this.epoch) this.remember(token, record, now, secretEndsAt);
+    if (entry === undefined || !this.fresh(entry, now)) return undefined;
+    return this.verdict(entry.record, entry.secretEndsAt, now);
+  }
+
+  private async lookUp(token: string, gate: LookupGate | undefined): Promise<AuthResult> {
+    const now = this.clock.now();
+    const entry = this.cache.get(token);
+    // Format and checksum first: made-up keys never reach storage.
+    if (!isWellFormedApiKey(token, this.environment)) return { ok: false, reason: 'malformed' };
+    const hash = hashApiKey(token);
+    // An expired entry of a valid key still vouches that the key is worth a lookup.
+    const vouched = entry !== undefined && entry.record.revokedAt === undefined;
+    if (!vouched && gate !== undefined && !(await gate()) && !(await this.known.has(hash))) {
+      return { ok: false, reason: 'not_looked_up' };
     }
+    const epoch = this.epoch;
+    const record = await this.store.findByHash(hash);
+    if (record === undefined) {
+      this.cache.delete(token);
+      return { ok: false, reason: 'unknown' };
+    }
+    // The key's previous secret, after a roll: it works until its grace end.
+    const secretEndsAt = record.hash === hash ? undefined : (record.previousHashExpiresAt ?? now);
+    // Read before a drop that came while it was read: it may be the old key, used once, not kept.
+    if (epoch === this.epoch) this.remember(token, record, now, secretEndsAt);
+    return this.verdict(record, secretEndsAt, now);
+  }
+
+  private verdict(record: ApiKeyRecord, secretEndsAt: number | undefined, now: number): AuthResult {
     if (record.revokedAt !== undefined) return { ok: false, reason: 'revoked' };
     // Against the clock on every request, not left to the cache: an expiry holds to the second.
     if (now >= endOf(record, secretEndsAt)) return { ok: false, reason: 'expired', key: record };

@@ -28,12 +28,20 @@ export interface PageQuery {
   cursor?: string;
 }
 
+/** A kept copy, and whether it was read since eviction last passed it (second chance). */
+interface Entry {
+  readonly copy: KeptCopy;
+  read: boolean;
+}
+
 /**
- * Copies within a budget of bytes; the least recently used go first once the copies exceed it,
- * so memory stays bounded whatever the data size.
+ * Copies within a budget of bytes; once they exceed it, copies not read lately go first (the
+ * CLOCK approximation of least recently used: a read only marks its entry, where moving it to the
+ * back of the order cost two Map writes on every request), so memory stays bounded whatever the
+ * data size.
  */
 export class BoundedCopies {
-  private readonly entries = new Map<string, KeptCopy>();
+  private readonly entries = new Map<string, Entry>();
   private bytes = 0;
 
   constructor(private readonly budgetBytes: number) {}
@@ -41,26 +49,30 @@ export class BoundedCopies {
   get(key: string): KeptCopy | undefined {
     const entry = this.entries.get(key);
     if (entry === undefined) return undefined;
-    // Re-inserting moves it to the back of the eviction order (Map keeps insertion order).
-    this.entries.delete(key);
-    this.entries.set(key, entry);
-    return entry;
+    entry.read = true;
+    return entry.copy;
   }
 
-  set(key: string, entry: KeptCopy): void {
-    const size = sizeOf(key, entry);
+  set(key: string, copy: KeptCopy): void {
+    const size = sizeOf(key, copy);
     if (size > this.budgetBytes) return;
     const previous = this.entries.get(key);
     if (previous !== undefined) {
-      this.bytes -= sizeOf(key, previous);
+      this.bytes -= sizeOf(key, previous.copy);
       this.entries.delete(key);
     }
-    this.entries.set(key, entry);
+    this.entries.set(key, { copy, read: false });
     this.bytes += size;
-    for (const [oldKey, oldEntry] of this.entries) {
-      if (this.bytes <= this.budgetBytes) break;
+    // From the oldest: one read since the last pass buys another round at the back.
+    while (this.bytes > this.budgetBytes) {
+      const [oldKey, oldest] = this.entries.entries().next().value as [string, Entry];
       this.entries.delete(oldKey);
-      this.bytes -= sizeOf(oldKey, oldEntry);
+      if (oldest.read && oldKey !== key) {
+        oldest.read = false;
+        this.entries.set(oldKey, oldest);
+      } else {
+        this.bytes -= sizeOf(oldKey, oldest.copy);
+      }
     }
   }
 
@@ -73,6 +85,11 @@ export class BoundedCopies {
   get size(): { entries: number; bytes: number } {
     return { entries: this.entries.size, bytes: this.bytes };
   }
+}
+
+/** An empty cursor is a cursor (and refused), never the same page as no cursor at all. */
+function pageKey({ limit, status, cursor }: PageQuery): string {
+  return `${limit}|${status ?? ''}|${cursor === undefined ? '' : `c${cursor}`}`;
 }
 
 /** Strings take two bytes a character in the worst case, plus the entry's own overhead. */
@@ -162,13 +179,20 @@ export class StoreCopies {
     query: PageQuery,
     load: () => Promise<{ copy: KeptCopy; final: boolean }>,
   ): Promise<KeptCopy> {
-    // An empty cursor is a cursor (and refused), never the same page as no cursor at all.
-    const { limit, status, cursor } = query;
-    const key = `${limit}|${status ?? ''}|${cursor === undefined ? '' : `c${cursor}`}`;
-    return this.through(this.pages, key, async () => {
+    return this.through(this.pages, pageKey(query), async () => {
       const { copy, final } = await load();
       return { copy, keep: final };
     });
+  }
+
+  /** The pet's copy when one is kept now; nothing is loaded. */
+  keptPet(id: bigint): KeptCopy | undefined {
+    return this.seen === undefined ? undefined : this.pets.get(String(id));
+  }
+
+  /** The page's copy when one is kept now; nothing is loaded. */
+  keptPage(query: PageQuery): KeptCopy | undefined {
+    return this.seen === undefined ? undefined : this.pages.get(pageKey(query));
   }
 
   private async through(

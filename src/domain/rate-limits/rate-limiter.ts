@@ -1,6 +1,7 @@
 import type { ApiKeyRecord } from '../api-keys/api-key.js';
 import { type Clock, DAY_MS, MINUTE_MS } from '../clock.js';
-import type { ConsumeOutcome, LimitWindow, RateLimitStore } from '../ports.js';
+import type { ConsumeOutcome, ConsumeRequest, LimitWindow, RateLimitStore } from '../ports.js';
+import type { SyncOrAsync } from '../sync-or-async.js';
 import { addressBucket } from './client-address.js';
 import type { Limits } from './plans.js';
 
@@ -84,15 +85,18 @@ function describe(windows: readonly LimitWindow[], used: readonly number[], now:
  * wins, since waiting for the earlier one would not help.
  */
 export function windowInForce(windows: readonly WindowState[]): WindowState {
-  const [first, ...rest] = windows;
-  if (first === undefined) throw new Error('a limit has at least one window');
-  return rest.reduce(
-    (best, w) =>
-      w.remaining < best.remaining || (w.remaining === best.remaining && w.resetAt > best.resetAt)
-        ? w
-        : best,
-    first,
-  );
+  let best = windows[0];
+  if (best === undefined) throw new Error('a limit has at least one window');
+  for (let i = 1; i < windows.length; i++) {
+    const w = windows[i] as WindowState;
+    if (
+      w.remaining < best.remaining ||
+      (w.remaining === best.remaining && w.resetAt > best.resetAt)
+    ) {
+      best = w;
+    }
+  }
+  return best;
 }
 
 /**
@@ -121,24 +125,51 @@ export class RateLimiter {
     private readonly bans: BanRules,
   ) {}
 
-  /** Counts one request of an authenticated key, or refuses it. */
-  async hitKey(key: ApiKeyRecord, limits: Limits): Promise<RateDecision> {
+  /**
+   * Counts one request of an authenticated key, or refuses it; at once when the store can tell at
+   * once (consumeNow), else once it has asked.
+   */
+  hitKey(key: ApiKeyRecord, limits: Limits): SyncOrAsync<RateDecision> {
     const now = this.now();
     const windows = keyWindows(limits);
     const subject = keySubject(key.id);
     // A ban recorded in storage outlives a restart of an in-memory store.
     if (key.bannedUntil !== undefined && key.bannedUntil > now) {
-      const used = await this.store.peek(subject, windows, now);
-      return this.banned(describe(windows, used, now), key.bannedUntil, now);
+      const until = key.bannedUntil;
+      return this.store
+        .peek(subject, windows, now)
+        .then((used) => this.banned(describe(windows, used, now), until, now));
     }
     const request = { subject, windows, now, ban: this.bans };
-    let outcome: ConsumeOutcome = await this.store.consume(request);
+    const here = this.store.consumeNow(request);
+    if (here === undefined) {
+      return this.store.consume(request).then((outcome) => this.counted(key, request, outcome));
+    }
+    return this.counted(key, request, here);
+  }
+
+  private counted(
+    key: ApiKeyRecord,
+    request: ConsumeRequest,
+    outcome: ConsumeOutcome,
+  ): SyncOrAsync<RateDecision> {
+    const { subject, windows, now } = request;
     if (outcome.kind === 'banned' && liftedByHand(key, outcome.ban)) {
       // `keys unban` ran after this ban began (on any instance, seen through the key record). Lifted
       // as of its own start, on the store's clock: a ban begun since stays.
-      await this.store.lift(subject, outcome.ban.startedAt);
-      outcome = await this.store.consume(request);
+      return this.store
+        .lift(subject, outcome.ban.startedAt)
+        .then(() => this.store.consume(request))
+        .then((again) => this.decided(again, windows, now));
     }
+    return this.decided(outcome, windows, now);
+  }
+
+  private decided(
+    outcome: ConsumeOutcome,
+    windows: readonly LimitWindow[],
+    now: number,
+  ): RateDecision {
     const states = describe(windows, outcome.used, now);
     if (outcome.kind === 'banned') {
       const decision = this.banned(states, outcome.ban.until, now);

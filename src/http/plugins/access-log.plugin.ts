@@ -1,6 +1,6 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { type JsonLines, loggableUrl } from '../log-options.js';
+import { type JsonLines, jsonLinesOf, loggableUrl } from '../log-options.js';
 import { routeInfo } from '../route-info.js';
 
 export interface AccessLogOptions {
@@ -17,10 +17,12 @@ export interface AccessLogOptions {
 }
 
 const QUIET = new Set(['fatal', 'error', 'warn', 'silent']);
+/** Levels at which a request also logs its arrival (the plugin's onRequest hook). */
+export const ARRIVAL_LEVELS: ReadonlySet<string> = new Set(['debug', 'trace']);
 const MESSAGE = 'request completed';
 const INFO = 30;
 
-interface AccessEntry {
+export interface AccessEntry {
   method: string;
   route?: string | undefined;
   url?: string | undefined;
@@ -62,6 +64,48 @@ export function accessLine(lines: JsonLines, requestId: string, entry: AccessEnt
   );
 }
 
+export interface AccessLog {
+  /**
+   * Writes the line of an answered request, or leaves it out (LOG_SAMPLE_SUCCESS). `log` is the
+   * request's logger, which writes the line when it cannot be formatted here.
+   */
+  write(requestId: string, entry: AccessEntry, log?: FastifyBaseLogger): void;
+  /** Lines are formatted here: a request needs no logger of its own for its line. */
+  readonly formatted: boolean;
+}
+
+/**
+ * The access log of a listener logging to `logger` (none without one). With traces, a request's
+ * lines carry its trace id, so its own logger writes them.
+ */
+export function accessLogFor(options: {
+  logger: FastifyBaseLogger | undefined;
+  tracing: boolean;
+  sampleSuccess: number;
+}): AccessLog | undefined {
+  const { logger, tracing, sampleSuccess } = options;
+  if (logger === undefined) return undefined;
+  const lines = tracing ? undefined : jsonLinesOf(logger);
+  return createAccessLog({ level: logger.level, sampleSuccess, ...(lines ? { lines } : {}) });
+}
+
+/** The access log at `level`; undefined when the level prints no such line. */
+export function createAccessLog(
+  options: AccessLogOptions & { level: string },
+): AccessLog | undefined {
+  if (QUIET.has(options.level)) return undefined;
+  const { sampleSuccess, lines } = options;
+  const random = options.random ?? Math.random;
+  return {
+    formatted: lines !== undefined,
+    write(requestId, entry, log) {
+      if (entry.status < 400 && sampleSuccess < 1 && random() >= sampleSuccess) return;
+      if (lines !== undefined) lines.write(accessLine(lines, requestId, entry));
+      else log?.info(entry, MESSAGE);
+    },
+  };
+}
+
 /**
  * One line per request at info, once answered: method, route template, status, duration and the
  * key's id, with the request id and trace id the request's logger carries. Never the URL of a
@@ -69,24 +113,17 @@ export function accessLine(lines: JsonLines, requestId: string, entry: AccessEnt
  * keeps it, without query values other than the interface's. At debug, a line on arrival too.
  * Registered only when the logger would print the lines.
  */
-export const accessLogPlugin = fp<AccessLogOptions>(
-  async (app, options) => {
-    const level = app.log.level;
-    if (level === 'debug' || level === 'trace') {
+export const accessLogPlugin = fp<{ access: AccessLog | undefined }>(
+  async (app, { access }) => {
+    if (ARRIVAL_LEVELS.has(app.log.level)) {
       app.addHook('onRequest', (request, _reply, done) => {
         request.log.debug({ req: request }, 'incoming request');
         done();
       });
     }
-    if (QUIET.has(level)) return;
-    const { sampleSuccess, lines } = options;
-    const random = options.random ?? Math.random;
+    if (access === undefined) return;
     app.addHook('onResponse', (request, reply, done) => {
-      const status = reply.statusCode;
-      if (status < 400 && sampleSuccess < 1 && random() >= sampleSuccess) return done();
-      const entry = entryOf(request, status, reply.elapsedTime);
-      if (lines === undefined) request.log.info(entry, MESSAGE);
-      else lines.write(accessLine(lines, request.id, entry));
+      access.write(request.id, entryOf(request, reply.statusCode, reply.elapsedTime), request.log);
       done();
     });
   },

@@ -16,15 +16,24 @@ const assigned = new WeakMap<IncomingMessage, string>();
 export function genRequestId(request: IncomingMessage): string {
   const known = assigned.get(request);
   if (known !== undefined) return known;
+  const id = requestIdFor(request);
+  assigned.set(request, id);
+  return id;
+}
+
+/**
+ * The id of a request answered at once, which nothing asks again (src/http/kept-answers.ts):
+ * genRequestId's choice, not remembered.
+ */
+export function requestIdFor(request: IncomingMessage): string {
   const given = request.headers['x-request-id'];
   // The id is on every log line of the request, where nothing masks it: never a key, which a
   // client can send here by mistake (a key is a sane token).
-  const id =
-    typeof given === 'string' && SANE_REQUEST_ID.test(given) && given.search(API_KEY_SEARCH) < 0
-      ? given
-      : randomUUID();
-  assigned.set(request, id);
-  return id;
+  return typeof given === 'string' &&
+    SANE_REQUEST_ID.test(given) &&
+    given.search(API_KEY_SEARCH) < 0
+    ? given
+    : randomUUID();
 }
 
 /** Echoes the request id on every response (Fastify's genReqId option makes it). */

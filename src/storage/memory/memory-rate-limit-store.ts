@@ -98,6 +98,11 @@ export class MemoryRateLimitStore implements RateLimitStore {
   }
 
   async consume(request: ConsumeRequest): Promise<ConsumeOutcome> {
+    return this.consumeNow(request);
+  }
+
+  /** Always at once: every count is here. */
+  consumeNow(request: ConsumeRequest): ConsumeOutcome {
     const { subject, windows, now, ban } = request;
     this.sweep(now, SWEEP_PER_CALL);
     let entry = this.entries.get(subject);

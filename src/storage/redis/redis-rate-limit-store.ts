@@ -110,27 +110,16 @@ export class RedisRateLimitStore implements RateLimitStore {
     return this.serverTime ? performance.now() + this.offset : undefined;
   }
 
+  consumeNow(request: ConsumeRequest): ConsumeOutcome | undefined {
+    return this.decideHere(this.state(request.subject), request);
+  }
+
   async consume(request: ConsumeRequest): Promise<ConsumeOutcome> {
     const { subject, windows } = request;
     const state = this.state(subject);
     for (;;) {
-      const now = this.timeOf(request.now);
-      if (state.ban !== undefined) {
-        if (state.ban.until > now) return this.localBan(state, state.ban, windows, now);
-        state.ban = undefined;
-      }
-      const lease = state.lease;
-      if (
-        lease !== undefined &&
-        lease.left > 0 &&
-        leaseFits(lease, windows, now) &&
-        this.answering()
-      ) {
-        lease.left -= 1;
-        state.served += 1;
-        state.touchedAt = performance.now();
-        return { kind: 'allowed', used: usedSeen(lease) };
-      }
+      const here = this.decideHere(state, request);
+      if (here !== undefined) return here;
       const cap = leaseCap(windows);
       // With leases of one request each, concurrent requests ask Redis each, as before leases.
       if (cap > 1 && state.pending !== undefined) {
@@ -249,6 +238,29 @@ export class RedisRateLimitStore implements RateLimitStore {
     state.lease = leaseOf(windows, outcome.used, left, now, floors);
     if (outcome.kind === 'allowed') return { kind: 'allowed', used: usedSeen(state.lease) };
     return outcome;
+  }
+
+  /** The answer of a ban known here, or a request served from the lease held here; else none. */
+  private decideHere(state: SubjectState, request: ConsumeRequest): ConsumeOutcome | undefined {
+    const { windows } = request;
+    const now = this.timeOf(request.now);
+    if (state.ban !== undefined) {
+      if (state.ban.until > now) return this.localBan(state, state.ban, windows, now);
+      state.ban = undefined;
+    }
+    const lease = state.lease;
+    if (
+      lease !== undefined &&
+      lease.left > 0 &&
+      leaseFits(lease, windows, now) &&
+      this.answering()
+    ) {
+      lease.left -= 1;
+      state.served += 1;
+      state.touchedAt = performance.now();
+      return { kind: 'allowed', used: usedSeen(lease) };
+    }
+    return undefined;
   }
 
   private localBan(

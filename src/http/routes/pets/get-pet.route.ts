@@ -33,6 +33,18 @@ const DEPRECATION_HEADERS = {
   },
 };
 
+/** What the route is known by: metrics, logs and the copies answered without Fastify. */
+export const GET_PET = { operationId: 'getPet', path: '/pets/:petId' } as const;
+
+/** RFC 9745's Deprecation, RFC 8594's Sunset and the successor, on every answer of getPet. */
+export function deprecationHeaders(publicBaseUrl: string): Readonly<Record<string, string>> {
+  return Object.freeze({
+    deprecation: `@${Math.floor(GET_PET_DEPRECATED_AT / 1000)}`,
+    sunset: GET_PET_SUNSET_HTTP_DATE,
+    link: `<${publicBaseUrl}${apiPath('/pets')}>; rel="successor-version"`,
+  });
+}
+
 export function registerGetPet(
   app: FastifyInstance,
   pets: PetService,
@@ -40,14 +52,12 @@ export function registerGetPet(
   publicBaseUrl: string,
   copies: StoreCopies,
 ): void {
-  const deprecation = `@${Math.floor(GET_PET_DEPRECATED_AT / 1000)}`;
-  const successor = `<${publicBaseUrl}${apiPath('/pets')}>; rel="successor-version"`;
-  const headers = { deprecation, sunset: GET_PET_SUNSET_HTTP_DATE, link: successor };
+  const headers = deprecationHeaders(publicBaseUrl);
   app.withTypeProvider<TypeBoxTypeProvider>().get(
-    '/pets/:petId',
+    GET_PET.path,
     {
       schema: {
-        operationId: 'getPet',
+        operationId: GET_PET.operationId,
         summary: 'Get a pet (deprecated)',
         description: `Deprecated: removed on ${GET_PET_SUNSET_HTTP_DATE}; from then on it answers 410. Use GET /pets with a status filter instead.`,
         deprecated: true,

@@ -9,6 +9,9 @@ import { sendCached, serialize } from '../../response-cache.js';
 import { apiPath } from '../../scopes.js';
 import { ListPetsQuerySchema, PetsSchema } from './pet.schema.js';
 
+/** What the route is known by: metrics, logs and the copies answered without Fastify. */
+export const LIST_PETS = { operationId: 'listPets', path: '/pets' } as const;
+
 export function registerListPets(
   app: FastifyInstance,
   pets: PetService,
@@ -16,10 +19,10 @@ export function registerListPets(
   copies: StoreCopies,
 ): void {
   app.withTypeProvider<TypeBoxTypeProvider>().get(
-    '/pets',
+    LIST_PETS.path,
     {
       schema: {
-        operationId: 'listPets',
+        operationId: LIST_PETS.operationId,
         summary: 'List pets',
         description:
           'Pets ordered by id ascending, optionally filtered by status. When more pets exist, a `Link: <...>; rel="next"` header gives the URL of the next page.',

@@ -1,0 +1,172 @@
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { sample, scrapeAt } from '../helpers/prometheus-text.js';
+import { call, TEST_BACKEND, type TestServer, useServer } from '../helpers/test-server.js';
+
+/**
+ * listPets and getPet answered from kept copies before Fastify (src/http/kept-answers.ts): the
+ * same answer, access line and counts as the routes give, and everything else left to them.
+ */
+const lines: string[] = [];
+// At info, as servers run: at debug every request also logs its arrival, which only the routes do.
+const server = useServer({ logLines: lines, logLevel: 'info', env: { PETSTORE_BAN_AFTER: '2' } });
+
+// A server starts reading the store generation when it starts (startBackgroundWork): keys cached
+// before the first read count as stale, so the first answers here would all go to the routes.
+beforeAll(async () => {
+  await server().services.copies.start();
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+/** Counts the requests the routes answer (they ask the copies through page() and pet()). */
+function routeCalls(s: TestServer): () => number {
+  const page = vi.spyOn(s.services.copies, 'page');
+  const pet = vi.spyOn(s.services.copies, 'pet');
+  return () => page.mock.calls.length + pet.mock.calls.length;
+}
+
+async function createPets(key: string, count: number): Promise<number[]> {
+  const ids: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const res = await call(server(), 'POST', '/v1/pets', {
+      key,
+      body: { name: `Kept ${i}`, categoryId: 7, status: 'sold' },
+    });
+    expect(res.status).toBe(201);
+    ids.push((res.body as { id: number }).id);
+  }
+  return ids;
+}
+
+/** Headers that differ between any two answers: the request id, the date, the counts left. */
+const VOLATILE = new Set(['x-request-id', 'date', 'x-ratelimit-remaining', 'ratelimit']);
+const steady = (headers: Headers) => [...headers].filter(([name]) => !VOLATILE.has(name));
+
+const accessLine = (requestId: string) => {
+  const found = lines
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((line) => line.requestId === requestId && line.msg === 'request completed');
+  expect(found).toHaveLength(1);
+  const rest = { ...found[0] };
+  expect(rest.durationMs).toEqual(expect.any(Number));
+  for (const volatile of ['time', 'durationMs', 'requestId']) delete rest[volatile];
+  return rest;
+};
+
+// PostgreSQL keeps a page only once its ids settled, a minute after they were taken.
+const pagesKeptAtOnce = TEST_BACKEND === 'sqlite';
+
+describe('kept copies answered before Fastify', () => {
+  it.runIf(pagesKeptAtOnce)(
+    'answer a page as the route does: body, headers, access line, counts',
+    async () => {
+      const { key, id } = await server().createKey('business');
+      await createPets(key, 3);
+      const byRoute = routeCalls(server());
+      const path = '/v1/pets?limit=2&status=sold';
+      const get = (requestId: string) =>
+        call(server(), 'GET', path, { key, headers: { 'x-request-id': requestId } });
+      const before = await scrapeAt(server().url);
+      const first = await get('kept-page-1');
+      expect(byRoute()).toBe(1);
+      const second = await get('kept-page-2');
+      expect(byRoute()).toBe(1);
+
+      expect(second.status).toBe(200);
+      expect(second.text).toBe(first.text);
+      expect(steady(second.headers)).toEqual(steady(first.headers));
+      expect(second.headers.get('x-request-id')).toBe('kept-page-2');
+      expect(Number(second.headers.get('x-ratelimit-remaining'))).toBe(
+        Number(first.headers.get('x-ratelimit-remaining')) - 1,
+      );
+      expect(accessLine('kept-page-2')).toEqual(accessLine('kept-page-1'));
+      expect(accessLine('kept-page-2')).toMatchObject({ route: '/v1/pets', keyId: id });
+
+      const after = await scrapeAt(server().url);
+      const answered = { operation: 'listPets', method: 'GET', status: '200' };
+      const count = (text: string, name: string, labels: Record<string, string>) =>
+        sample(text, name, labels);
+      expect(
+        count(after, 'petstore_http_requests_total', answered) -
+          count(before, 'petstore_http_requests_total', answered),
+      ).toBe(2);
+      const timed = { operation: 'listPets' };
+      expect(
+        count(after, 'petstore_http_request_duration_seconds_count', timed) -
+          count(before, 'petstore_http_request_duration_seconds_count', timed),
+      ).toBe(2);
+    },
+  );
+
+  it('answer a pet as the route does, deprecation headers and deprecated calls included', async () => {
+    const { key, id } = await server().createKey('pro');
+    const [petId] = await createPets(key, 1);
+    const byRoute = routeCalls(server());
+    const get = (requestId: string) =>
+      call(server(), 'GET', `/v1/pets/${petId}`, { key, headers: { 'x-request-id': requestId } });
+    const before = await scrapeAt(server().url);
+    const first = await get('kept-pet-1');
+    const second = await get('kept-pet-2');
+    expect(byRoute()).toBe(1);
+    expect(second.status).toBe(200);
+    expect(second.text).toBe(first.text);
+    expect(steady(second.headers)).toEqual(steady(first.headers));
+    expect(second.headers.get('deprecation')).toMatch(/^@\d+$/);
+    expect(accessLine('kept-pet-2')).toEqual(accessLine('kept-pet-1'));
+
+    const after = await scrapeAt(server().url);
+    const deprecated = { operation: 'getPet', plan: 'pro' };
+    expect(
+      sample(after, 'petstore_deprecated_operation_calls_total', deprecated) -
+        sample(before, 'petstore_deprecated_operation_calls_total', deprecated),
+    ).toBe(2);
+    await server().services.apiKeys.flushDeprecatedCalls();
+    expect((await server().storage.apiKeys.findById(id))?.deprecatedCalls).toBe(2);
+  });
+
+  it.runIf(pagesKeptAtOnce)(
+    'count a refusal decided before Fastify once: a ban comes after PETSTORE_BAN_AFTER more 429s',
+    async () => {
+      const { key } = await server().createKey('enterprise', { perMinute: 2, perDay: 1000 });
+      const byRoute = routeCalls(server());
+      const list = () => call(server(), 'GET', '/v1/pets?limit=1', { key });
+      expect((await list()).status).toBe(200); // the route keeps the page
+      expect((await list()).status).toBe(200); // answered from the kept copy
+      expect(byRoute()).toBe(1);
+      // The first 429, then two more tolerated (PETSTORE_BAN_AFTER=2), then the ban.
+      const codes = [];
+      for (let i = 0; i < 4; i++) codes.push(((await list()).body as { code: string }).code);
+      expect(codes).toEqual(['rate_limited', 'rate_limited', 'rate_limited', 'api_key_banned']);
+    },
+  );
+
+  it('leave to the routes what they answer otherwise', async () => {
+    const { key } = await server().createKey('business');
+    const [petId] = await createPets(key, 2);
+    await call(server(), 'GET', '/v1/pets?limit=1', { key });
+    await call(server(), 'GET', `/v1/pets/${petId}`, { key });
+    const expectations: Array<[string, string, Record<string, string>, number, string?]> = [
+      ['GET', '/v1/pets?limit=0', {}, 400, 'invalid_parameter'],
+      ['GET', '/v1/pets?limit=1&limit=1', {}, 400, 'invalid_parameter'],
+      ['GET', '/v1/pets?limit=1&api_key=x', {}, 400, 'invalid_parameter'],
+      ['GET', '/v1/pets?status=adopted', {}, 400, 'invalid_parameter'],
+      ['GET', '/v1/pets?cursor=%%%', {}, 400],
+      ['GET', `/v1/pets/0${petId}`, {}, 200],
+      ['GET', '/v1/pets/0', {}, 400, 'invalid_parameter'],
+      ['GET', '/v1/pets/9223372036854775808', {}, 400, 'invalid_parameter'],
+      ['GET', '/v1/pets?limit=1', { authorization: 'Basic abc' }, 401, 'unauthorized'],
+      ['HEAD', '/v1/pets?limit=1', {}, 200],
+      ['POST', '/v1/pets?limit=1', { 'content-type': 'text/plain' }, 415],
+    ];
+    for (const [method, path, headers, status, code] of expectations) {
+      const res = await call(server(), method, path, {
+        ...(headers.authorization ? {} : { key }),
+        headers,
+      });
+      expect({ method, path, status: res.status }).toEqual({ method, path, status });
+      if (code !== undefined) expect((res.body as { code: string }).code).toBe(code);
+    }
+  });
+});
