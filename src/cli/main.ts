@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 import { enableCompileCache } from 'node:module';
 
-// As for the server (src/main.ts): each run of the CLI compiles its modules from Node's compile
-// cache once it holds them.
+// As for the server (src/main.ts): one file, dist/bundle/cli.js, compiled from Node's compile
+// cache once it holds it.
 enableCompileCache();
-await import('./cli-main.js');
+// A specifier tsc does not resolve: the bundle exists only in dist/.
+const cli = '../bundle/cli.js';
+await import(cli);
