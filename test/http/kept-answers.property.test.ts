@@ -92,7 +92,7 @@ describe('the plain readings of the path before Fastify', () => {
         expect(res.statusCode).toBe(200);
         expect(res.json()).toEqual(plain);
       }),
-      { numRuns: 2_000 },
+      { numRuns: 1_000 },
     );
   });
 
@@ -110,7 +110,7 @@ describe('the plain readings of the path before Fastify', () => {
         expect(res.statusCode).toBe(200);
         expect(res.json()).toEqual({ petId: String(plain) });
       }),
-      { numRuns: 2_000 },
+      { numRuns: 1_000 },
     );
   });
 
