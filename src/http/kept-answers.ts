@@ -51,12 +51,25 @@ interface KeptRoute {
   readonly closing: readonly string[];
   readonly answered: CounterCell;
   readonly timer: HistogramCell;
+  readonly deprecatedByPlan: Map<string, CounterCell>;
 }
 
 /** What a request reads, when it is one this path may answer. */
 type Read =
   | { route: KeptRoute; kind: 'page'; query: PageQuery }
-  | { route: KeptRoute; kind: 'pet'; id: bigint };
+  | { route: KeptRoute; kind: 'pet'; id: string };
+
+/** Content-Length of each kept copy, measured once (the copies never change while kept). */
+const lengths = new WeakMap<KeptCopy, string>();
+
+function contentLength(copy: KeptCopy): string {
+  let length = lengths.get(copy);
+  if (length === undefined) {
+    length = String(Buffer.byteLength(copy.body));
+    lengths.set(copy, length);
+  }
+  return length;
+}
 
 const pairs = (headers: Readonly<Record<string, string>>): string[] =>
   Object.entries(headers).flat();
@@ -88,6 +101,7 @@ export function keptAnswers(deps: KeptAnswersDependencies): ServeFirst {
     closing,
     answered: metrics.requests.cell(operationId, 'GET', '200'),
     timer: metrics.duration.cell(operationId),
+    deprecatedByPlan: new Map(),
   });
   const routes = {
     page: route(LIST_PETS, false, ['content-type', JSON_TYPE]),
@@ -122,6 +136,16 @@ export function keptAnswers(deps: KeptAnswersDependencies): ServeFirst {
     return undefined;
   }
 
+  /** The deprecated-calls series of a route by plan, looked up once. */
+  const deprecatedCell = (kept: KeptRoute, plan: string): CounterCell => {
+    let cell = kept.deprecatedByPlan.get(plan);
+    if (cell === undefined) {
+      cell = metrics.deprecatedCalls.cell(kept.operationId, plan);
+      kept.deprecatedByPlan.set(plan, cell);
+    }
+    return cell;
+  };
+
   const keptCopy = (read: Read): KeptCopy | undefined =>
     read.kind === 'page' ? copies.keptPage(read.query) : copies.keptPet(read.id);
 
@@ -139,14 +163,14 @@ export function keptAnswers(deps: KeptAnswersDependencies): ServeFirst {
     rateLimitHeaderPairs(decision.rate, headers);
     if (copy.link !== undefined) headers.push('link', copy.link);
     const { route: kept } = read;
-    headers.push(...kept.closing, 'content-length', String(Buffer.byteLength(copy.body)));
+    headers.push(...kept.closing, 'content-length', contentLength(copy));
     response.writeHead(200, headers);
     response.end(copy.body);
     const seconds = (performance.now() - startedAt) / 1000;
     kept.answered.value += 1;
     metrics.duration.observe(kept.timer, seconds);
     if (kept.operation.deprecated === true && decision.key !== undefined) {
-      metrics.deprecatedCalls.cell(kept.operationId, decision.key.plan).value += 1;
+      deprecatedCell(kept, decision.key.plan).value += 1;
     }
     access?.write(requestId, {
       method: 'GET',
@@ -219,9 +243,11 @@ export function plainQuery(text: string): PageQuery | undefined {
   return { ...query, limit: query.limit ?? PAGE_SIZE.default };
 }
 
-/** A pet id in its plain form (no sign, no leading zero) within int64; else undefined. */
-export function plainId(text: string): bigint | undefined {
+/**
+ * A pet id in its plain form (no sign, no leading zero) within int64, as that text; else
+ * undefined. Only the 19-digit ids need a BigInt to tell.
+ */
+export function plainId(text: string): string | undefined {
   if (!/^[1-9][0-9]{0,18}$/.test(text)) return undefined;
-  const id = BigInt(text);
-  return id <= INT64_MAX ? id : undefined;
+  return text.length < 19 || BigInt(text) <= INT64_MAX ? text : undefined;
 }

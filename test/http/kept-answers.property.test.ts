@@ -121,6 +121,7 @@ describe('the plain readings of the path before Fastify', () => {
       status: 'sold',
       cursor: 'cDF8M3w',
     });
-    expect(plainId('9223372036854775807')).toBe(9223372036854775807n);
+    expect(plainId('9223372036854775807')).toBe('9223372036854775807');
+    expect(plainId('9223372036854775808')).toBeUndefined();
   });
 });

@@ -185,8 +185,11 @@ export class StoreCopies {
     });
   }
 
-  /** The pet's copy when one is kept now; nothing is loaded. */
-  keptPet(id: bigint): KeptCopy | undefined {
+  /**
+   * The pet's copy when one is kept now; nothing is loaded. The id may come in its decimal form
+   * (no sign, no leading zero), as a request path carries it.
+   */
+  keptPet(id: bigint | string): KeptCopy | undefined {
     return this.seen === undefined ? undefined : this.pets.get(String(id));
   }
 
