@@ -5,6 +5,7 @@ import type {
   Operation,
 } from '../domain/admission/admission-service.js';
 import type { Clock } from '../domain/clock.js';
+import type { RateState } from '../domain/rate-limits/rate-limiter.js';
 import { isGetPetGone } from '../domain/pets/deprecation.js';
 import { INT64_MAX, isPetStatus, PAGE_SIZE, type PetStatus } from '../domain/pets/pet.js';
 import type { KeptCopy, PageQuery, StoreCopies } from '../domain/pets/store-copies.js';
@@ -13,7 +14,7 @@ import { credentialOf, decidedBefore } from './api-key-guard.js';
 import type { AccessLog } from './plugins/access-log.plugin.js';
 import { requestIdFor } from './plugins/request-id.plugin.js';
 import { API_HEADERS } from './plugins/security-headers.plugin.js';
-import { rateLimitHeaderPairs } from './rate-limit-headers.js';
+import { RATE_LIMIT_HEADERS, writeRateLimitValues } from './rate-limit-headers.js';
 import { routeTemplateOf } from './route-info.js';
 import type { CounterCell, HistogramCell } from '../telemetry/cell-metrics.js';
 import { deprecationHeaders, GET_PET } from './routes/pets/get-pet.route.js';
@@ -47,8 +48,8 @@ interface KeptRoute {
   readonly operationId: string;
   /** As the access line names it (src/http/route-info.ts). */
   readonly template: string;
-  /** Headers after the rate limits and the Link of a page, before Content-Length. */
-  readonly closing: readonly string[];
+  /** Its answers' headers, by whether a Link goes with the copy (a page with a next one). */
+  readonly layouts: { readonly plain: HeaderLayout; readonly linked: HeaderLayout };
   readonly answered: CounterCell;
   readonly timer: HistogramCell;
   readonly deprecatedByPlan: Map<string, CounterCell>;
@@ -71,6 +72,38 @@ function contentLength(copy: KeptCopy): string {
   return length;
 }
 
+/**
+ * The headers of an answer as writeHead takes them (name, value, name, value...), in the routes'
+ * order: the names and fixed values laid out once, the values of each answer filled in.
+ */
+class HeaderLayout {
+  readonly #template: string[];
+  readonly #requestIdAt: number;
+  readonly #rateLimitsAt: number;
+  readonly #linkAt: number;
+  readonly #lengthAt: number;
+
+  constructor(closing: readonly string[], linked: boolean) {
+    const template = ['x-request-id', '', ...pairs(API_HEADERS)];
+    this.#requestIdAt = 1;
+    this.#rateLimitsAt = template.length + 1;
+    for (const name of RATE_LIMIT_HEADERS) template.push(name, '');
+    this.#linkAt = linked ? template.push('link', '') - 1 : -1;
+    template.push(...closing, 'content-length', '');
+    this.#lengthAt = template.length - 1;
+    this.#template = template;
+  }
+
+  fill(requestId: string, rate: RateState, link: string | undefined, length: string): string[] {
+    const headers = this.#template.slice();
+    headers[this.#requestIdAt] = requestId;
+    writeRateLimitValues(rate, headers, this.#rateLimitsAt, 2);
+    if (this.#linkAt >= 0) headers[this.#linkAt] = link ?? '';
+    headers[this.#lengthAt] = length;
+    return headers;
+  }
+}
+
 const pairs = (headers: Readonly<Record<string, string>>): string[] =>
   Object.entries(headers).flat();
 
@@ -89,7 +122,6 @@ export function keptAnswers(deps: KeptAnswersDependencies): ServeFirst {
   const { admission, copies, metrics, access, clock } = deps;
   const listPath = apiPath(LIST_PETS.path);
   const petPrefix = `${listPath}/`;
-  const security = pairs(API_HEADERS);
   const route = (
     { operationId, path }: { operationId: string; path: string },
     deprecated: boolean,
@@ -98,7 +130,7 @@ export function keptAnswers(deps: KeptAnswersDependencies): ServeFirst {
     operation: { access: 'api_key', deprecated },
     operationId,
     template: routeTemplateOf(apiPath(path)),
-    closing,
+    layouts: { plain: new HeaderLayout(closing, false), linked: new HeaderLayout(closing, true) },
     answered: metrics.requests.cell(operationId, 'GET', '200'),
     timer: metrics.duration.cell(operationId),
     deprecatedByPlan: new Map(),
@@ -159,11 +191,9 @@ export function keptAnswers(deps: KeptAnswersDependencies): ServeFirst {
     const copy = decision.admitted ? keptCopy(read) : undefined;
     if (copy === undefined) return false;
     const requestId = requestIdFor(request);
-    const headers = ['x-request-id', requestId, ...security];
-    rateLimitHeaderPairs(decision.rate, headers);
-    if (copy.link !== undefined) headers.push('link', copy.link);
     const { route: kept } = read;
-    headers.push(...kept.closing, 'content-length', contentLength(copy));
+    const layout = copy.link === undefined ? kept.layouts.plain : kept.layouts.linked;
+    const headers = layout.fill(requestId, decision.rate, copy.link, contentLength(copy));
     response.writeHead(200, headers);
     response.end(copy.body);
     const seconds = (performance.now() - startedAt) / 1000;

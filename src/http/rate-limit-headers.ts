@@ -12,7 +12,7 @@ export const RATE_LIMIT_HEADER_NAMES = [
 ] as const;
 
 /** The names the values of rateLimitHeaderValues go under, in their order. */
-const NAMES = [
+export const RATE_LIMIT_HEADERS = [
   'x-ratelimit-limit',
   'x-ratelimit-remaining',
   'x-ratelimit-reset',
@@ -22,9 +22,15 @@ const NAMES = [
 
 /**
  * `X-RateLimit-*` describe the window in force (fewest left); `RateLimit-Policy` and `RateLimit`
- * (draft-ietf-httpapi-ratelimit-headers-11) describe every window. In the order of NAMES.
+ * (draft-ietf-httpapi-ratelimit-headers-11) describe every window. Written into `into` from
+ * `start`, one every `step` places, in the order of RATE_LIMIT_HEADERS.
  */
-export function rateLimitHeaderValues(state: RateState): string[] {
+export function writeRateLimitValues(
+  state: RateState,
+  into: string[],
+  start: number,
+  step: number,
+): void {
   const { inForce, windows, decidedAt } = state;
   // Built by hand: this runs on every response of the API scope.
   let policy = '';
@@ -34,19 +40,17 @@ export function rateLimitHeaderValues(state: RateState): string[] {
     policy += `${separator}"${w.name}";q=${w.limit};w=${w.lengthSeconds}`;
     remaining += `${separator}"${w.name}";r=${w.remaining};t=${Math.ceil((w.resetAt - decidedAt) / 1000)}`;
   }
-  return [
-    String(inForce.limit),
-    String(inForce.remaining),
-    String(Math.ceil(inForce.resetAt / 1000)),
-    policy,
-    remaining,
-  ];
+  into[start] = String(inForce.limit);
+  into[start + step] = String(inForce.remaining);
+  into[start + 2 * step] = String(Math.ceil(inForce.resetAt / 1000));
+  into[start + 3 * step] = policy;
+  into[start + 4 * step] = remaining;
 }
 
-/** The rate-limit headers as name, value, name, value...: what Node's writeHead takes. */
-export function rateLimitHeaderPairs(state: RateState, into: string[]): void {
-  const values = rateLimitHeaderValues(state);
-  for (let i = 0; i < NAMES.length; i++) into.push(NAMES[i] as string, values[i] as string);
+export function rateLimitHeaderValues(state: RateState): string[] {
+  const values = new Array<string>(RATE_LIMIT_HEADERS.length);
+  writeRateLimitValues(state, values, 0, 1);
+  return values;
 }
 
 /**
@@ -55,12 +59,14 @@ export function rateLimitHeaderPairs(state: RateState, into: string[]): void {
  */
 export function rateLimitHeaderLines(state: RateState): string {
   const values = rateLimitHeaderValues(state);
-  return RATE_LIMIT_HEADER_NAMES.slice(0, NAMES.length)
+  return RATE_LIMIT_HEADER_NAMES.slice(0, RATE_LIMIT_HEADERS.length)
     .map((name, i) => `${name}: ${values[i]}\r\n`)
     .join('');
 }
 
 export function setRateLimitHeaders(reply: FastifyReply, state: RateState): void {
   const values = rateLimitHeaderValues(state);
-  for (let i = 0; i < NAMES.length; i++) void reply.header(NAMES[i] as string, values[i]);
+  for (let i = 0; i < RATE_LIMIT_HEADERS.length; i++) {
+    void reply.header(RATE_LIMIT_HEADERS[i] as string, values[i]);
+  }
 }

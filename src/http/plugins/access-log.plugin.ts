@@ -49,14 +49,16 @@ const text = JSON.stringify;
 /**
  * The line pino writes for `request.log.info(entry, MESSAGE)`, field for field: level, time, the
  * logger's base bindings, the request id, the entry's fields in order, the message
- * (test/http/access-line.test.ts holds the two side by side).
+ * (test/http/access-line.test.ts holds the two side by side). The request id (a token or a UUID:
+ * request-id.plugin.ts), the method (an HTTP token) and the route template (our own paths) have no
+ * character JSON escapes, so they go in as they are; the URL and the key id are escaped.
  */
 export function accessLine(lines: JsonLines, requestId: string, entry: AccessEntry): string {
   const { method, route, url, status, durationMs, keyId } = entry;
   return (
-    `{"level":${INFO},"time":${Date.now()}${lines.base},"requestId":${text(requestId)}` +
-    `,"method":${text(method)}` +
-    (route === undefined ? '' : `,"route":${text(route)}`) +
+    `{"level":${INFO},"time":${Date.now()}${lines.base},"requestId":"${requestId}"` +
+    `,"method":"${method}"` +
+    (route === undefined ? '' : `,"route":"${route}"`) +
     (url === undefined ? '' : `,"url":${text(url)}`) +
     `,"status":${status},"durationMs":${durationMs}` +
     (keyId === undefined ? '' : `,"keyId":${text(keyId)}`) +
