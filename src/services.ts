@@ -282,16 +282,39 @@ export async function createServices(
       async close(closeOptions) {
         for (const timer of timers) clearTimeout(timer);
         copies.close();
-        // Counts gathered since the last interval go to storage before it closes.
-        await apiKeys.flushDeprecatedCalls();
-        await flushUsage();
-        await closeAll(owned, closeOptions);
+        // Counts gathered since the last interval go to storage before it closes, both queued at
+        // once and waited for only until the deadline: behind a write lock another process holds,
+        // each would wait a whole busy timeout, and the deadline bounds the whole shutdown.
+        // Storage.close answers what is still queued then; unwritten counts are lost with a warning.
+        const deadline =
+          closeOptions?.deadlineMs === undefined ? undefined : Date.now() + closeOptions.deadlineMs;
+        const flushed = Promise.all([apiKeys.flushDeprecatedCalls(), flushUsage()]);
+        if (deadline === undefined) await flushed;
+        else await untilDeadline(flushed, deadline);
+        await closeAll(
+          owned,
+          deadline === undefined
+            ? closeOptions
+            : { deadlineMs: Math.max(0, deadline - Date.now()) },
+        );
       },
     };
   } catch (error) {
     await closeAll(owned);
     throw error;
   }
+}
+
+/** Waits for `work` until `deadline` (epoch ms), whichever comes first. */
+async function untilDeadline(work: Promise<unknown>, deadline: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    work,
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, Math.max(0, deadline - Date.now()));
+    }),
+  ]);
+  clearTimeout(timer);
 }
 
 /** Closes in reverse order of opening; every one is closed even when one fails. */

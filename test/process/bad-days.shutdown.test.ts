@@ -15,14 +15,16 @@ afterEach(() => {
   }
 });
 
-const GRACE_MS = 10_000;
+// Above two busy timeouts (5 s each: the waiting creates', then the shutdown's flush of usage
+// counts), so that a busy machine's slower timers do not reach it; the lock is held past it.
+const GRACE_MS = 15_000;
 
 describe('SIGTERM while creates wait for the SQLite write lock', () => {
   it('answers every waiting create 503 and exits within the grace period', async () => {
     const database = tempDatabaseUrl();
     const { server, key } = await startServer(database, { SHUTDOWN_GRACE_MS: String(GRACE_MS) });
     running.push(server);
-    const lock = await holdWriteLock(database.slice('sqlite:'.length), 20_000);
+    const lock = await holdWriteLock(database.slice('sqlite:'.length), 30_000);
     const waiting = Array.from({ length: 8 }, () => create(server.url, key, 'waiting'));
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     const sent = Date.now();
@@ -41,5 +43,5 @@ describe('SIGTERM while creates wait for the SQLite write lock', () => {
       expect(answer.status).toBe(503);
       expect(Number(answer.retryAfter)).toBeGreaterThan(0);
     }
-  }, 30_000);
+  }, 45_000);
 });
