@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { binaryString } from './code-points.js';
 import { INT64_MAX } from '../../src/domain/pets/pet.js';
 import { BODY_LIMIT_BYTES } from '../../src/http/plugins/json-body.plugin.js';
 import { NewPetSchema, PetStatusSchema } from '../../src/http/routes/pets/pet.schema.js';
@@ -224,7 +225,7 @@ const anyString = (maxLength: number): fc.Arbitrary<string> =>
   fc.oneof(
     fc.string({ maxLength }),
     fc.string({ unit: 'grapheme', maxLength }),
-    fc.string({ unit: 'binary', maxLength }),
+    binaryString(maxLength),
     specialString,
   );
 

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { binaryString } from './code-points.js';
 import { METHODS } from 'node:http';
 import { IDEMPOTENCY_KEY_MAX_LENGTH } from '../../src/http/routes/pets/pet.schema.js';
 import { type BodyOutcome, bodyCase } from './json-bodies.js';
@@ -271,7 +272,7 @@ const latin1 = (text: string) => Buffer.from(text, 'latin1');
 
 /** Random bytes, not JSON: in Latin-1 every char is one byte, so any byte can occur. */
 const junkBody = fc
-  .oneof(fc.string({ maxLength: 40 }), fc.string({ unit: 'binary', maxLength: 40 }))
+  .oneof(fc.string({ maxLength: 40 }), binaryString(40))
   .map((s) => Buffer.from(s));
 
 function chunked(body: Uint8Array, sizes: number[]): Buffer {
