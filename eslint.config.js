@@ -129,23 +129,6 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/telemetry/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              group: ['**/http/**', '**/storage/**', '**/cli/**', '**/services.js'],
-              message:
-                'telemetry/ is told of what happens (observers, decorated ports); it reaches into no layer.',
-            },
-          ],
-        },
-      ],
-    },
-  },
-  {
     files: ['src/**/*.ts'],
     ignores: ['src/config/**'],
     rules: {
