@@ -12,6 +12,7 @@
 // at a terminal; the OpenTelemetry SDK when tracing is on, which test/telemetry checks is not
 // loaded otherwise) and optional requires of packages that are not installed (pg-native).
 import { build, context } from 'esbuild';
+import { rmSync } from 'node:fs';
 import process from 'node:process';
 import { fileURLToPath, URL } from 'node:url';
 
@@ -73,5 +74,8 @@ if (process.argv.includes('--watch')) {
   const watching = await context({ ...options, logLevel: 'info' });
   await watching.watch();
 } else {
+  // Chunks are named by their content's hash: without this, every build would leave the previous
+  // build's chunks beside the new ones.
+  rmSync(new URL('../dist/bundle/', import.meta.url), { recursive: true, force: true });
   await build(options);
 }
