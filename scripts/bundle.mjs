@@ -13,10 +13,12 @@
 // loaded otherwise) and optional requires of packages that are not installed (pg-native).
 import { build, context } from 'esbuild';
 import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath, URL } from 'node:url';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
+const outdir = 'dist/bundle';
 
 /** @type {import('esbuild').BuildOptions} */
 const options = {
@@ -26,7 +28,7 @@ const options = {
     cli: 'dist/cli/cli-main.js',
     'sqlite-commit-worker': 'dist/storage/sqlite/sqlite-commit-worker.js',
   },
-  outdir: 'dist/bundle',
+  outdir,
   bundle: true,
   platform: 'node',
   format: 'esm',
@@ -76,6 +78,6 @@ if (process.argv.includes('--watch')) {
 } else {
   // Chunks are named by their content's hash: without this, every build would leave the previous
   // build's chunks beside the new ones.
-  rmSync(new URL('../dist/bundle/', import.meta.url), { recursive: true, force: true });
+  rmSync(join(root, outdir), { recursive: true, force: true });
   await build(options);
 }

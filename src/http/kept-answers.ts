@@ -14,7 +14,7 @@ import { credentialOf, decidedBefore } from './api-key-guard.js';
 import type { AccessLog } from './plugins/access-log.plugin.js';
 import { requestIdFor } from './plugins/request-id.plugin.js';
 import { API_HEADERS } from './plugins/security-headers.plugin.js';
-import { RATE_LIMIT_HEADERS, writeRateLimitValues } from './rate-limit-headers.js';
+import { RATE_LIMIT_VALUE_HEADERS, writeRateLimitValues } from './rate-limit-headers.js';
 import { routeTemplateOf } from './route-info.js';
 import type { CounterCell, HistogramCell } from '../telemetry/cell-metrics.js';
 import { deprecationHeaders, GET_PET } from './routes/pets/get-pet.route.js';
@@ -87,7 +87,7 @@ class HeaderLayout {
     const template = ['x-request-id', '', ...pairs(API_HEADERS)];
     this.#requestIdAt = 1;
     this.#rateLimitsAt = template.length + 1;
-    for (const name of RATE_LIMIT_HEADERS) template.push(name, '');
+    for (const name of RATE_LIMIT_VALUE_HEADERS) template.push(name, '');
     this.#linkAt = linked ? template.push('link', '') - 1 : -1;
     template.push(...closing, 'content-length', '');
     this.#lengthAt = template.length - 1;

@@ -11,19 +11,18 @@ export const RATE_LIMIT_HEADER_NAMES = [
   'Retry-After',
 ] as const;
 
-/** The names the values of rateLimitHeaderValues go under, in their order. */
-export const RATE_LIMIT_HEADERS = [
-  'x-ratelimit-limit',
-  'x-ratelimit-remaining',
-  'x-ratelimit-reset',
-  'ratelimit-policy',
-  'ratelimit',
-] as const;
+/**
+ * The names the values of writeRateLimitValues go under, in their order: the names above but
+ * Retry-After (set with a refusal only), in lower case as Node sends them.
+ */
+export const RATE_LIMIT_VALUE_HEADERS: readonly string[] = RATE_LIMIT_HEADER_NAMES.filter(
+  (name) => name !== 'Retry-After',
+).map((name) => name.toLowerCase());
 
 /**
  * `X-RateLimit-*` describe the window in force (fewest left); `RateLimit-Policy` and `RateLimit`
  * (draft-ietf-httpapi-ratelimit-headers-11) describe every window. Written into `into` from
- * `start`, one every `step` places, in the order of RATE_LIMIT_HEADERS.
+ * `start`, one every `step` places, in the order of RATE_LIMIT_VALUE_HEADERS.
  */
 export function writeRateLimitValues(
   state: RateState,
@@ -48,7 +47,7 @@ export function writeRateLimitValues(
 }
 
 export function rateLimitHeaderValues(state: RateState): string[] {
-  const values = new Array<string>(RATE_LIMIT_HEADERS.length);
+  const values = new Array<string>(RATE_LIMIT_VALUE_HEADERS.length);
   writeRateLimitValues(state, values, 0, 1);
   return values;
 }
@@ -59,14 +58,14 @@ export function rateLimitHeaderValues(state: RateState): string[] {
  */
 export function rateLimitHeaderLines(state: RateState): string {
   const values = rateLimitHeaderValues(state);
-  return RATE_LIMIT_HEADER_NAMES.slice(0, RATE_LIMIT_HEADERS.length)
+  return RATE_LIMIT_HEADER_NAMES.slice(0, values.length)
     .map((name, i) => `${name}: ${values[i]}\r\n`)
     .join('');
 }
 
 export function setRateLimitHeaders(reply: FastifyReply, state: RateState): void {
   const values = rateLimitHeaderValues(state);
-  for (let i = 0; i < RATE_LIMIT_HEADERS.length; i++) {
-    void reply.header(RATE_LIMIT_HEADERS[i] as string, values[i]);
+  for (let i = 0; i < RATE_LIMIT_VALUE_HEADERS.length; i++) {
+    void reply.header(RATE_LIMIT_VALUE_HEADERS[i] as string, values[i]);
   }
 }

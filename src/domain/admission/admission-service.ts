@@ -113,19 +113,24 @@ export class AdmissionService {
    * nothing done, for any other token: admit decides those.
    */
   admitCached(token: string, operation: Operation): SyncOrAsync<Admission> | undefined {
-    const known = this.apiKeys.authenticateCached(token);
-    if (known?.ok !== true) return undefined;
-    return andThen(this.byValidKey(known.key, operation), this.counted);
+    const decided = this.decideCached(token, operation);
+    return decided === undefined ? undefined : andThen(decided, this.counted);
   }
 
   private decide(request: AdmissionRequest): SyncOrAsync<Admission> {
     const { credential, operation } = request;
     // Most requests: a key seen valid lately, whose counts are at hand.
     if (operation.access === 'api_key' && credential.kind === 'bearer') {
-      const known = this.apiKeys.authenticateCached(credential.token);
-      if (known?.ok === true) return this.byValidKey(known.key, operation);
+      const decided = this.decideCached(credential.token, operation);
+      if (decided !== undefined) return decided;
     }
     return this.decideSlowly(request);
+  }
+
+  /** The decision for a token whose key the cache holds as valid; undefined for any other. */
+  private decideCached(token: string, operation: Operation): SyncOrAsync<Admission> | undefined {
+    const known = this.apiKeys.authenticateCached(token);
+    return known?.ok === true ? this.byValidKey(known.key, operation) : undefined;
   }
 
   private async decideSlowly(request: AdmissionRequest): Promise<Admission> {
