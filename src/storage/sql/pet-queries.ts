@@ -11,9 +11,12 @@ const PET_COLUMNS = ['id', 'name', 'category_id', 'status'] as const;
 
 export interface ListParams {
   afterId: number;
-  /** A parameter, or a literal in the SQL text (PostgreSQL's prepared pages: postgres-pet-store.ts). */
+  /** A parameter, or a literal in the SQL text (the prepared pages of both stores). */
   limit: number | RawBuilder<number>;
 }
+
+/** A parameter, or a literal in the SQL text (SQLite's prepared pages: sqlite-pet-store.ts). */
+type StatusParam = { status: string | RawBuilder<string> };
 
 export interface NewPetRow {
   name: string;
@@ -43,7 +46,7 @@ export const petQueries = {
       .orderBy('id')
       .limit(p.limit),
 
-  listByStatus: (db: Kysely<Database>, p: ListParams & { status: string }) =>
+  listByStatus: (db: Kysely<Database>, p: ListParams & StatusParam) =>
     db
       .selectFrom('pets')
       .select(PET_COLUMNS)

@@ -1,6 +1,12 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import type { Compilable, Kysely } from 'kysely';
-import { MAX_PET_ID, type NewPet, type Pet, type PetStatus } from '../../domain/pets/pet.js';
+import { type Compilable, type Kysely, sql } from 'kysely';
+import {
+  MAX_PET_ID,
+  type NewPet,
+  PAGE_SIZE,
+  type Pet,
+  type PetStatus,
+} from '../../domain/pets/pet.js';
 import type { IdempotentCreate, IdempotentOutcome, PetStore } from '../../domain/ports.js';
 import type { Database } from '../sql/database.js';
 import { type ListParams, petQueries } from '../sql/pet-queries.js';
@@ -27,6 +33,9 @@ class Prepared<P extends object> {
   ) {
     this.statement = raw.prepare(plan.sql);
   }
+  get sql(): string {
+    return this.plan.sql;
+  }
   /**
    * Rows as arrays of the selected columns, in their order: no object per row, for the hot reads.
    * (The statement answers in arrays from then on; only list statements are read this way.)
@@ -45,17 +54,22 @@ class Prepared<P extends object> {
   }
 }
 
-/** Every query of the store, compiled and prepared once. */
-function prepareStatements({ db, raw, guard }: SqliteConnection) {
-  const prepare = <P extends object>(
-    build: (db: Kysely<Database>, params: P) => Compilable,
-    names: ReadonlyArray<keyof P>,
-  ) =>
-    new Prepared<P>(
+type Prepare = <P extends object>(
+  build: (db: Kysely<Database>, params: P) => Compilable,
+  names: ReadonlyArray<keyof P>,
+) => Prepared<P>;
+
+const preparer =
+  ({ db, raw, guard }: SqliteConnection): Prepare =>
+  (build, names) =>
+    new Prepared(
       raw,
-      compileOnce<P>((params) => build(db, params), names),
+      compileOnce((params) => build(db, params), names),
       guard,
     );
+
+/** Every query of the store, compiled and prepared once. */
+function prepareStatements(prepare: Prepare) {
   return {
     listAll: prepare<ListParams>(petQueries.listAll, ['afterId', 'limit']),
     listByStatus: prepare<ListParams & { status: string }>(petQueries.listByStatus, [
@@ -81,16 +95,29 @@ function prepareStatements({ db, raw, guard }: SqliteConnection) {
  */
 export class SqlitePetStore implements PetStore {
   private prepared: ReturnType<typeof prepareStatements> | undefined;
+  private readonly prepare: Prepare;
+  /**
+   * The page reads, one statement per status and page size with both written in the SQL text and
+   * only the cursor bound. SQLite compiles a statement again on the first step after a new value is
+   * bound to a parameter whose value the planner looked at, and it looks at `LIMIT ?` and at
+   * `status = ?`: better-sqlite3 binds every parameter on every call, so each page was parsed and
+   * planned anew (`sqlite3Reprepare`, about half of a page's cost). Bounded: 4 kinds of page (all,
+   * or one of 3 statuses) by 1 to PAGE_SIZE.max + 1 rows (the extra row tells whether a next page
+   * exists); test/storage/sqlite-page-statements.test.ts counts them.
+   */
+  private readonly pageReads = new Map<string, Prepared<{ afterId: number }>>();
 
   constructor(
     private readonly connection: SqliteConnection,
     private readonly writer: SqliteWriter,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.prepare = preparer(connection);
+  }
 
   /** Prepared on first use: the tables exist only once the migrations ran. */
   private get statements(): ReturnType<typeof prepareStatements> {
-    this.prepared ??= prepareStatements(this.connection);
+    this.prepared ??= prepareStatements(this.prepare);
     return this.prepared;
   }
 
@@ -101,11 +128,46 @@ export class SqlitePetStore implements PetStore {
 
   async list(query: { afterId: number; status?: PetStatus; limit: number }): Promise<Pet[]> {
     const { afterId, limit, status } = query;
-    const rows =
-      status === undefined
-        ? this.statements.listAll.rows({ afterId, limit })
-        : this.statements.listByStatus.rows({ afterId, limit, status });
-    return rows.map(petOfRow);
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > PAGE_SIZE.max + 1) {
+      // Not a page size the API asks for: one statement with the limit bound, not one per value.
+      const rows =
+        status === undefined
+          ? this.statements.listAll.rows({ afterId, limit })
+          : this.statements.listByStatus.rows({ afterId, limit, status });
+      return rows.map(petOfRow);
+    }
+    return this.pageRead(status, limit).rows({ afterId }).map(petOfRow);
+  }
+
+  /** How many page statements are prepared (tests: they stay bounded). */
+  get preparedPages(): number {
+    return this.pageReads.size;
+  }
+
+  /** The SQL a page of this status and size runs (tests: only the cursor is a parameter). */
+  pageSql(status: PetStatus | undefined, limit: number): string {
+    return this.pageRead(status, limit).sql;
+  }
+
+  private pageRead(status: PetStatus | undefined, limit: number): Prepared<{ afterId: number }> {
+    const key = `${status ?? ''} ${limit}`;
+    let read = this.pageReads.get(key);
+    if (read === undefined) {
+      const lit = sql.lit(limit);
+      read =
+        status === undefined
+          ? this.prepare(
+              (db, p: { afterId: number }) => petQueries.listAll(db, { ...p, limit: lit }),
+              ['afterId'],
+            )
+          : this.prepare(
+              (db, p: { afterId: number }) =>
+                petQueries.listByStatus(db, { ...p, limit: lit, status: sql.lit(status) }),
+              ['afterId'],
+            );
+      this.pageReads.set(key, read);
+    }
+    return read;
   }
 
   async get(id: bigint): Promise<Pet | undefined> {
