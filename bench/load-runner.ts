@@ -61,6 +61,8 @@ export interface LoadRun {
   pets: number;
   /** list-cursor: where walks start (paths with their query). */
   startPaths: readonly string[];
+  /** --rate: requests a second for each target's wrk process; undefined: as fast as answers come. */
+  ratePerTarget: number | undefined;
 }
 
 const SCRIPT = fileURLToPath(new URL('../../../bench/load.lua', import.meta.url));
@@ -96,6 +98,13 @@ function runOne(run: LoadRun, target: string, connections: number): Promise<WrkR
       run.scenario,
       String(run.pets),
       run.keysFile ?? '-',
+      // Each connection waits this many whole milliseconds after an answer before its next request
+      // (wrk's delay()): about connections / rate, a little slower by the answer's own time.
+      String(
+        run.ratePerTarget === undefined
+          ? 0
+          : Math.max(1, Math.round((connections * 1000) / run.ratePerTarget)),
+      ),
       ...(run.scenario === 'list-cursor' || run.scenario === 'list-last' ? run.startPaths : []),
     ],
   });

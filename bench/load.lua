@@ -1,7 +1,8 @@
 -- The requests of `npm run bench` (bench/README.md), for wrk. Started by bench/load-runner.ts:
---   wrk ... -s bench/load.lua http://127.0.0.1:PORT -- SCENARIO PETS KEYS_FILE [START_PATH ...]
+--   wrk ... -s bench/load.lua http://127.0.0.1:PORT -- SCENARIO PETS KEYS_FILE DELAY_MS [START_PATH ...]
 -- KEYS_FILE is "-" for the one key of wrk's Authorization header (-H); otherwise a file of keys, one
 -- a line, and each request carries one of them, taken in a fixed pseudo-random order (--keys).
+-- DELAY_MS: how long each connection waits after an answer before its next request (--rate); 0: none.
 -- Every response is checked: one outside 200-299 counts as unexpected. done() prints one line,
 -- BENCH_RESULT {json}, that load-runner.ts reads.
 
@@ -15,6 +16,7 @@ local queue = {}     -- list-cursor: next pages to fetch, from the Link of earli
 local n = 0
 local keys = {}      -- --keys: every request formatted again with its own Authorization
 local keyIndex = 0
+local pause = 0      -- DELAY_MS
 
 -- Read by done() through thread:get; globals of each thread's Lua state.
 responses = 0
@@ -47,7 +49,11 @@ local function send(r)
 end
 
 function init(args)
-  scenario, pets = args[1], tonumber(args[2])
+  scenario, pets, pause = args[1], tonumber(args[2]), tonumber(args[4])
+  -- Defined only when pacing: wrk looks for it after init, and then waits before every request.
+  if pause > 0 then
+    function delay() return pause end
+  end
   if args[3] ~= "-" then
     for line in io.lines(args[3]) do
       if line ~= "" then keys[#keys + 1] = line end
@@ -70,7 +76,7 @@ function init(args)
     fixed = req("GET", "/v1/pets?limit=20&status=available")
   elseif scenario == "list-cursor" then
     -- The last path is list-last's; the others start walks.
-    for i = 4, #args - 1 do starts[#starts + 1] = req("GET", args[i]) end
+    for i = 5, #args - 1 do starts[#starts + 1] = req("GET", args[i]) end
   elseif scenario == "list-last" then
     fixed = req("GET", args[#args])
   elseif scenario == "mix" then
@@ -99,6 +105,7 @@ end
 function request()
   return send(pick())
 end
+
 
 function response(status, headers, body)
   responses = responses + 1

@@ -76,6 +76,8 @@ export interface Options {
   keys: number;
   /** A folder for CPU profiles of the service processes (node --cpu-prof), summarized at the end. */
   profile: string | undefined;
+  /** --rate: requests a second each wrk process (one per instance) paces itself to; else flat out. */
+  rate: number | undefined;
 }
 
 const USAGE = `Usage: npm run bench -- [options]
@@ -89,6 +91,9 @@ const USAGE = `Usage: npm run bench -- [options]
   --storage S         sqlite (a temporary file, default) or postgres (PostgreSQL + Redis)
   --instances N       1 (default) or 2 service processes (postgres only), one wrk each
   --keys N            spread the requests over N keys instead of one (default 1), e.g. 2000
+  --rate N            pace each wrk process (one per instance) to about N requests a second
+                      instead of as fast as answers come, so that one and two instances are
+                      compared at the same load per instance (default: flat out)
   --profile DIR       CPU-profile the service processes into DIR (node --cpu-prof) and print
                       where their time went; profile one scenario at a time to read it
 `;
@@ -124,6 +129,7 @@ export function parseOptions(argv: string[]): Options {
       instances: { type: 'string', default: '1' },
       keys: { type: 'string', default: '1' },
       profile: { type: 'string' },
+      rate: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -158,6 +164,7 @@ export function parseOptions(argv: string[]): Options {
     instances,
     keys: count('--keys', values.keys, 1, 100_000),
     profile: values.profile === undefined ? undefined : resolve(values.profile),
+    rate: values.rate === undefined ? undefined : count('--rate', values.rate, 1, 1_000_000),
   };
 }
 
@@ -228,6 +235,7 @@ function load(run: Run, scenario: Scenario, side: Side, durationSeconds: number)
     keysFile: run.keysFile,
     pets: run.options.pets,
     startPaths: run.startPaths,
+    ratePerTarget: run.options.rate,
   });
 }
 
@@ -450,6 +458,7 @@ async function main(options: Options): Promise<void> {
         `wrk 1 thread${options.instances > 1 ? ' per instance' : ''}, ${options.connections} connections, ` +
         `${options.durationSeconds} s per measurement after ${options.warmupSeconds} s warm-up, ` +
         `median of ${options.rounds} rounds; ` +
+        `${options.rate === undefined ? '' : `paced to ${options.rate.toLocaleString('en')} req/s per wrk process; `}` +
         `${options.keys === 1 ? 'one key' : `${options.keys.toLocaleString('en')} keys, one per request in turn`}; ` +
         `service LOG_LEVEL ${process.env.LOG_LEVEL ?? 'unset (info)'}.`,
       `Load average (1, 5, 15 min) at start ${loadAtStart}, at end ${loadAverage()}. ` +
