@@ -1,10 +1,10 @@
 import { type Compilable, CompiledQuery, type Kysely, sql, type Transaction } from 'kysely';
-import { type NewPet, PAGE_SIZE, type Pet, type PetStatus } from '../../domain/pets/pet.js';
+import type { NewPet, Pet, PetStatus } from '../../domain/pets/pet.js';
 import { DependencyUnavailableError } from '../../domain/errors.js';
 import type { IdempotentCreate, IdempotentOutcome, PetStore } from '../../domain/ports.js';
 import type { Database } from '../sql/database.js';
 import { GroupCommit, type Settled } from '../sql/group-commit.js';
-import { petQueries } from '../sql/pet-queries.js';
+import { isPageRowCount, petQueries } from '../sql/pet-queries.js';
 import { checkedPetId, keyOutcome, toPet, toRow } from '../sql/pet-rows.js';
 import { bind, type CompiledQueryPlan, compileOnce } from '../sql/prepared-sql.js';
 import { prepareByName } from './postgres-connection.js';
@@ -74,7 +74,7 @@ export class PostgresPetStore implements PetStore {
    * which halves PostgreSQL's CPU per page (bench/README.md, "Findings"). The generic plans are
    * sound: the status page is asked as an index range for that reason (see
    * petQueries.listByStatusAsIndexRange and test/storage/query-plans.test.ts). Bounded: page
-   * sizes are 1 to PAGE_SIZE.max, plus the one row that tells whether a next page exists.
+   * sizes are those of isPageRowCount.
    */
   private readonly pageReads = new Map<string, PreparedRead<{ afterId: number; status: string }>>();
 
@@ -94,7 +94,7 @@ export class PostgresPetStore implements PetStore {
 
   async list(query: { afterId: number; status?: PetStatus; limit: number }): Promise<Pet[]> {
     const { afterId, limit, status } = query;
-    if (!Number.isSafeInteger(limit) || limit < 1 || limit > PAGE_SIZE.max + 1) {
+    if (!isPageRowCount(limit)) {
       // Not a page size the API asks for: planned for its values, never prepared.
       const rows = await (
         status === undefined

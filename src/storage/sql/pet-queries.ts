@@ -1,4 +1,5 @@
 import type { Kysely, RawBuilder } from 'kysely';
+import { PAGE_SIZE } from '../../domain/pets/pet.js';
 import type { Database } from './database.js';
 
 /**
@@ -13,6 +14,15 @@ export interface ListParams {
   afterId: number;
   /** A parameter, or a literal in the SQL text (the prepared pages of both stores). */
   limit: number | RawBuilder<number>;
+}
+
+/**
+ * Whether `limit` is a row count a page of the API reads: 1 to PAGE_SIZE.max, plus the row that
+ * tells whether a next page exists. Both stores prepare one statement per such count, so they stay
+ * bounded; any other count runs with the limit bound.
+ */
+export function isPageRowCount(limit: number): boolean {
+  return Number.isSafeInteger(limit) && limit >= 1 && limit <= PAGE_SIZE.max + 1;
 }
 
 /** A parameter, or a literal in the SQL text (SQLite's prepared pages: sqlite-pet-store.ts). */

@@ -1,15 +1,9 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { type Compilable, type Kysely, sql } from 'kysely';
-import {
-  MAX_PET_ID,
-  type NewPet,
-  PAGE_SIZE,
-  type Pet,
-  type PetStatus,
-} from '../../domain/pets/pet.js';
+import { MAX_PET_ID, type NewPet, type Pet, type PetStatus } from '../../domain/pets/pet.js';
 import type { IdempotentCreate, IdempotentOutcome, PetStore } from '../../domain/ports.js';
 import type { Database } from '../sql/database.js';
-import { type ListParams, petQueries } from '../sql/pet-queries.js';
+import { isPageRowCount, type ListParams, petQueries } from '../sql/pet-queries.js';
 import { checkedPetId, keyOutcome, toPet, toRow } from '../sql/pet-rows.js';
 import { bind, type CompiledQueryPlan, compileOnce } from '../sql/prepared-sql.js';
 import type { SqliteConnection } from './sqlite-connection.js';
@@ -102,8 +96,8 @@ export class SqlitePetStore implements PetStore {
    * bound to a parameter whose value the planner looked at, and it looks at `LIMIT ?` and at
    * `status = ?`: better-sqlite3 binds every parameter on every call, so each page was parsed and
    * planned anew (`sqlite3Reprepare`, about half of a page's cost). Bounded: 4 kinds of page (all,
-   * or one of 3 statuses) by 1 to PAGE_SIZE.max + 1 rows (the extra row tells whether a next page
-   * exists); test/storage/sqlite-page-statements.test.ts counts them.
+   * or one of 3 statuses) by the row counts of isPageRowCount;
+   * test/storage/sqlite-page-statements.test.ts counts them.
    */
   private readonly pageReads = new Map<string, Prepared<{ afterId: number }>>();
 
@@ -128,7 +122,7 @@ export class SqlitePetStore implements PetStore {
 
   async list(query: { afterId: number; status?: PetStatus; limit: number }): Promise<Pet[]> {
     const { afterId, limit, status } = query;
-    if (!Number.isSafeInteger(limit) || limit < 1 || limit > PAGE_SIZE.max + 1) {
+    if (!isPageRowCount(limit)) {
       // Not a page size the API asks for: one statement with the limit bound, not one per value.
       const rows =
         status === undefined
