@@ -34,6 +34,12 @@ export type IdempotentOutcome =
 export interface PetStore {
   /** Pets with id > afterId (and the status, when given), ordered by id ascending, at most `limit`. */
   list(query: { afterId: number; status?: PetStatus; limit: number }): Promise<Pet[]>;
+  /**
+   * The same read, answered now: only a store that reads synchronously (SQLite) has it, so that a
+   * page can be answered without waiting a turn (src/http/kept-answers.ts). Throws what `list`
+   * would reject with.
+   */
+  listNow?(query: { afterId: number; status?: PetStatus; limit: number }): Pet[];
   /** The pet, or undefined. `id` may be any int64; ids above MAX_PET_ID simply do not exist. */
   get(id: bigint): Promise<Pet | undefined>;
   /** Inserts the pet and resolves only after its transaction committed. */

@@ -10,6 +10,7 @@ import type { RequestTracing } from '../telemetry/tracing.js';
 import { createGuard, guarded } from './api-key-guard.js';
 import { createBaseApp } from './base-app.js';
 import { keptAnswers } from './kept-answers.js';
+import { PageAnswers } from './routes/pets/list-pets.route.js';
 import { accessLogFor, ARRIVAL_LEVELS } from './plugins/access-log.plugin.js';
 import { ErrorSchema } from './errors/error.schema.js';
 import { ApiServer, refusalWarnings } from './http-server.js';
@@ -73,6 +74,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     config.corsOrigins.length === 0 &&
     !ARRIVAL_LEVELS.has(deps.logger?.level ?? 'info') &&
     (access === undefined || access.formatted);
+  const pageAnswers = new PageAnswers(config.publicBaseUrl);
   const app = await createBaseApp({
     config,
     ...(deps.logger ? { logger: deps.logger } : {}),
@@ -83,6 +85,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
           serveFirst: keptAnswers({
             admission,
             copies,
+            pets,
+            pageAnswers,
             metrics,
             access,
             clock,
@@ -164,6 +168,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     publicBaseUrl: config.publicBaseUrl,
     corsEnabled: config.corsOrigins.length > 0,
     copies,
+    pageAnswers,
   });
   if (config.docs) await app.register(docsPlugin);
   return app;

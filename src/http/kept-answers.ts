@@ -8,6 +8,7 @@ import type { Clock } from '../domain/clock.js';
 import type { RateState } from '../domain/rate-limits/rate-limiter.js';
 import { isGetPetGone } from '../domain/pets/deprecation.js';
 import { INT64_MAX, isPetStatus, PAGE_SIZE, type PetStatus } from '../domain/pets/pet.js';
+import type { PetService } from '../domain/pets/pet-service.js';
 import type { KeptCopy, PageQuery, StoreCopies } from '../domain/pets/store-copies.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { credentialOf, decidedBefore } from './api-key-guard.js';
@@ -18,7 +19,7 @@ import { RATE_LIMIT_VALUE_HEADERS, writeRateLimitValues } from './rate-limit-hea
 import { routeTemplateOf } from './route-info.js';
 import type { CounterCell, HistogramCell } from '../telemetry/cell-metrics.js';
 import { deprecationHeaders, GET_PET } from './routes/pets/get-pet.route.js';
-import { LIST_PETS } from './routes/pets/list-pets.route.js';
+import { LIST_PETS, type PageAnswers } from './routes/pets/list-pets.route.js';
 import { JSON_TYPE } from './response-cache.js';
 import { apiPath } from './scopes.js';
 
@@ -35,6 +36,10 @@ export type ServeFirst = (
 export interface KeptAnswersDependencies {
   admission: AdmissionService;
   copies: StoreCopies;
+  /** Pages not kept are read here when the store reads synchronously (SQLite). */
+  pets: PetService;
+  /** How a page read here becomes the route's bytes. */
+  pageAnswers: PageAnswers;
   metrics: Metrics;
   /** The access log; undefined when the log level writes no access line. */
   access: AccessLog | undefined;
@@ -111,15 +116,16 @@ const pairs = (headers: Readonly<Record<string, string>>): string[] =>
  * The two reads clients repeat most, listPets and getPet, answered from the copies that
  * StoreCopies keeps (the same bytes the routes send) without going through Fastify: its request
  * and reply objects, logger, routing, hooks and header handling cost more than twice what Node
- * itself spends on such an answer (`npm run bench`, finding 15). Only what is certain to end in a
- * 200 from a kept copy is answered here, with the headers, access line and metrics the routes
- * give it; anything else (another path, method or parameter, a query that is not plain, a key not
- * seen valid lately, a copy not kept, a refusal) goes to Fastify as it came. A refusal decided
+ * itself spends on such an answer (`npm run bench`, finding 15). On a store that reads synchronously
+ * (SQLite) a page not kept is read here too, as the route reads it (finding 18). Only what is certain
+ * to end in a 200 is answered here, with the headers, access line and metrics the routes give it;
+ * anything else (another path, method or parameter, a query that is not plain, a key not seen valid
+ * lately, a pet not kept, a bad cursor, a store error, a refusal) goes to Fastify as it came. A refusal decided
  * here is handed on with its decision, so that it is not counted twice.
  * test/http/kept-answers.test.ts holds the answers of both paths side by side.
  */
 export function keptAnswers(deps: KeptAnswersDependencies): ServeFirst {
-  const { admission, copies, metrics, access, clock } = deps;
+  const { admission, copies, pets, pageAnswers, metrics, access, clock } = deps;
   const listPath = apiPath(LIST_PETS.path);
   const petPrefix = `${listPath}/`;
   const route = (
@@ -178,8 +184,31 @@ export function keptAnswers(deps: KeptAnswersDependencies): ServeFirst {
     return cell;
   };
 
-  const keptCopy = (read: Read): KeptCopy | undefined =>
-    read.kind === 'page' ? copies.keptPage(read.query) : copies.keptPet(read.id);
+  /** Whether pages not kept can be read here now: on SQLite, once the route answered a page. */
+  const readsPages = (): boolean => pets.listsNow && pageAnswers.ready;
+
+  /** Whether the read may end in a 200 here: a kept copy, or a page this path can read. */
+  const answerable = (read: Read): boolean =>
+    read.kind === 'page'
+      ? readsPages() || copies.keptPage(read.query) !== undefined
+      : copies.keptPet(read.id) !== undefined;
+
+  /** Set by copyFor when the copy it gave was read just now rather than kept. */
+  let readHere = false;
+
+  /** The copy to answer with; a page not kept is read now (and kept when final). */
+  const copyFor = (read: Read): KeptCopy | undefined => {
+    readHere = false;
+    if (read.kind === 'pet') return copies.keptPet(read.id);
+    const { query } = read;
+    if (!readsPages()) return copies.keptPage(query);
+    return copies.pageNow(query, () => {
+      readHere = true;
+      const page = pets.listNow(query);
+      const copy = page && pageAnswers.answerNow(query, page);
+      return copy && page && { copy, final: page.final };
+    });
+  };
 
   function answer(
     request: IncomingMessage,
@@ -188,12 +217,14 @@ export function keptAnswers(deps: KeptAnswersDependencies): ServeFirst {
     decision: Admission,
     startedAt: number,
   ): boolean {
-    const copy = decision.admitted ? keptCopy(read) : undefined;
+    const copy = decision.admitted ? copyFor(read) : undefined;
     if (copy === undefined) return false;
     const requestId = requestIdFor(request);
     const { route: kept } = read;
     const layout = copy.link === undefined ? kept.layouts.plain : kept.layouts.linked;
-    const headers = layout.fill(requestId, decision.rate, copy.link, contentLength(copy));
+    // A page read just now is answered once: its length is not kept.
+    const length = readHere ? String(Buffer.byteLength(copy.body)) : contentLength(copy);
+    const headers = layout.fill(requestId, decision.rate, copy.link, length);
     response.writeHead(200, headers);
     response.end(copy.body);
     const seconds = (performance.now() - startedAt) / 1000;
@@ -216,8 +247,7 @@ export function keptAnswers(deps: KeptAnswersDependencies): ServeFirst {
     const read = readOf(request, response);
     if (read === undefined) return next(request, response);
     const credential = credentialOf(request);
-    if (credential.kind !== 'bearer' || keptCopy(read) === undefined)
-      return next(request, response);
+    if (credential.kind !== 'bearer' || !answerable(read)) return next(request, response);
     const startedAt = performance.now();
     let decision: ReturnType<AdmissionService['admitCached']>;
     try {

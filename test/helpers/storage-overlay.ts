@@ -31,7 +31,13 @@ export interface StoreReplacements {
 /** Storage with a few store methods replaced (to count calls or make them fail); the rest is real. */
 export function overlayStorage(storage: Storage, replace: StoreReplacements): Storage {
   return overlay(storage, {
-    pets: overlay(storage.pets, replace.pets ?? {}),
+    // A replaced list stands for listNow too: a page must not be read around it.
+    pets: overlay(
+      storage.pets,
+      replace.pets?.list !== undefined && !Object.hasOwn(replace.pets, 'listNow')
+        ? { listNow: undefined, ...replace.pets }
+        : (replace.pets ?? {}),
+    ),
     apiKeys: overlay(storage.apiKeys, replace.apiKeys ?? {}),
     idempotency: overlay(storage.idempotency, replace.idempotency ?? {}),
     generation: overlay(storage.generation, replace.generation ?? {}),

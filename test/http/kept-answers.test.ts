@@ -1,4 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { DependencyUnavailableError } from '../../src/domain/errors.js';
+import { encodeCursor } from '../../src/domain/pets/cursor.js';
+import type { SqlitePetStore } from '../../src/storage/sqlite/sqlite-pet-store.js';
 import { sample, scrapeAt } from '../helpers/prometheus-text.js';
 import { call, TEST_BACKEND, type TestServer, useServer } from '../helpers/test-server.js';
 
@@ -57,6 +60,11 @@ const accessLine = (requestId: string) => {
 
 // PostgreSQL keeps a page only once its ids settled, a minute after they were taken.
 const pagesKeptAtOnce = TEST_BACKEND === 'sqlite';
+// Only SQLite reads synchronously: on PostgreSQL a page not kept goes to the route.
+const readsNow = TEST_BACKEND === 'sqlite';
+
+/** The cursor of a page of the sold pets that starts after `id`. */
+const cursorAfter = (id: number) => encodeCursor(id, 'sold');
 
 describe('kept copies answered before Fastify', () => {
   it.runIf(pagesKeptAtOnce)(
@@ -97,6 +105,96 @@ describe('kept copies answered before Fastify', () => {
         count(after, 'petstore_http_request_duration_seconds_count', timed) -
           count(before, 'petstore_http_request_duration_seconds_count', timed),
       ).toBe(2);
+    },
+  );
+
+  it.runIf(readsNow)(
+    'read a page that is not kept (the last one) before Fastify, as the route answers it',
+    async () => {
+      const { key, id } = await server().createKey('business');
+      const ids = await createPets(key, 3);
+      // A page answered by the route first: the path takes its serializer from the route.
+      await call(server(), 'GET', '/v1/pets?limit=1', { key });
+      const byRoute = routeCalls(server());
+      const byPath = vi.spyOn(server().services.copies, 'pageNow');
+      // A limit of its own: no earlier test asked for this page, and it is not full.
+      const path = `/v1/pets?limit=97&status=sold&cursor=${cursorAfter(ids[0]!)}`;
+      const get = (requestId: string) =>
+        call(server(), 'GET', path, { key, headers: { 'x-request-id': requestId } });
+      const before = await scrapeAt(server().url);
+      const first = await get('read-page-1');
+      const second = await get('read-page-2');
+      expect(byPath).toHaveBeenCalledTimes(2);
+      expect(byRoute()).toBe(0);
+      expect(second.status).toBe(200);
+      expect((second.body as Array<{ id: number }>).map((pet) => pet.id)).toEqual(ids.slice(1));
+      expect(second.headers.get('link')).toBeNull();
+      expect(second.text).toBe(first.text);
+      expect(steady(second.headers)).toEqual(steady(first.headers));
+      expect(accessLine('read-page-2')).toMatchObject({ route: '/v1/pets', keyId: id });
+
+      // The route's own answer to the same page, for comparison.
+      vi.spyOn(server().services.pets, 'listsNow', 'get').mockReturnValue(false);
+      const byFastify = await get('read-page-3');
+      expect(byRoute()).toBe(1);
+      expect(byFastify.text).toBe(second.text);
+      expect(steady(byFastify.headers)).toEqual(steady(second.headers));
+      expect(accessLine('read-page-3')).toEqual(accessLine('read-page-2'));
+      const after = await scrapeAt(server().url);
+      const answered = { operation: 'listPets', method: 'GET', status: '200' };
+      expect(
+        sample(after, 'petstore_http_requests_total', answered) -
+          sample(before, 'petstore_http_requests_total', answered),
+      ).toBe(3);
+    },
+  );
+
+  it.runIf(readsNow)(
+    'keep a full page read before Fastify, and leave a bad cursor to the route',
+    async () => {
+      const { key } = await server().createKey('business');
+      const ids = await createPets(key, 3);
+      await call(server(), 'GET', '/v1/pets?limit=1', { key });
+      const read = vi.spyOn(server().services.pets, 'listNow');
+      const path = `/v1/pets?limit=1&status=sold&cursor=${cursorAfter(ids[0]!)}`;
+      const first = await call(server(), 'GET', path, { key });
+      const second = await call(server(), 'GET', path, { key });
+      expect(read).toHaveBeenCalledTimes(1); // the second from the copy kept by the first
+      expect(second.text).toBe(first.text);
+      expect(second.headers.get('link')).toBe(first.headers.get('link'));
+      expect(first.headers.get('link')).toContain('rel="next"');
+
+      const byRoute = routeCalls(server());
+      const other = await call(server(), 'GET', `/v1/pets?limit=1&cursor=${cursorAfter(ids[0]!)}`, {
+        key,
+      });
+      expect(other.status).toBe(400); // a cursor of the sold pets, asked of all pets
+      expect((other.body as { message: string }).message).toMatch(/cursor belongs to status=sold/);
+      expect(byRoute()).toBe(1);
+    },
+  );
+
+  it.runIf(readsNow)(
+    'leave a store error of a page read before Fastify to the route, counted once',
+    async () => {
+      const { key } = await server().createKey('business');
+      await call(server(), 'GET', '/v1/pets?limit=1', { key });
+      const store = server().storage.pets as SqlitePetStore;
+      const outage = vi.spyOn(store, 'listNow').mockImplementation(() => {
+        throw new DependencyUnavailableError('database', { cause: new Error('test outage') });
+      });
+      const path = '/v1/pets?limit=96&status=sold';
+      const ok = await call(server(), 'GET', '/v1/pets?limit=1', { key }); // kept: no read
+      const failed = await call(server(), 'GET', path, { key });
+      expect(failed.status).toBe(503);
+      expect(failed.headers.get('retry-after')).not.toBeNull();
+      // The path read first, then the route (its list reads through listNow too).
+      expect(outage).toHaveBeenCalledTimes(2);
+      outage.mockRestore();
+      const after = await call(server(), 'GET', path, { key });
+      expect(after.status).toBe(200);
+      const left = (res: typeof ok) => Number(res.headers.get('x-ratelimit-remaining'));
+      expect([left(failed), left(after)]).toEqual([left(ok) - 1, left(ok) - 2]);
     },
   );
 

@@ -3,7 +3,8 @@ import type { Clock } from '../clock.js';
 import { domainErrors } from '../errors.js';
 import type { IdempotencyStore, PetStore } from '../ports.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import type { NewPet, Pet, PetStatus } from './pet.js';
+import type { NewPet, Pet } from './pet.js';
+import type { PageQuery } from './store-copies.js';
 
 export interface ListPetsResult {
   pets: Pet[];
@@ -22,6 +23,16 @@ export interface CreatePetResult {
   replayed: boolean;
 }
 
+const afterIdOf = (query: PageQuery): number =>
+  query.cursor === undefined ? 0 : decodeCursor(query.cursor, query.status);
+
+/** The store's read for a page: one extra row tells whether a next page exists. */
+const rowsFor = (query: PageQuery, afterId: number) => ({
+  afterId,
+  limit: query.limit + 1,
+  ...(query.status ? { status: query.status } : {}),
+});
+
 /** Idempotency records are kept this long (Stripe's 24 hours). */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 
@@ -32,18 +43,26 @@ export class PetService {
     private readonly clock: Clock,
   ) {}
 
-  async list(query: {
-    limit: number;
-    status?: PetStatus;
-    cursor?: string;
-  }): Promise<ListPetsResult> {
-    const afterId = query.cursor === undefined ? 0 : decodeCursor(query.cursor, query.status);
-    // One extra row tells whether a next page exists without a second query.
-    const rows = await this.pets.list({
-      afterId,
-      limit: query.limit + 1,
-      ...(query.status ? { status: query.status } : {}),
-    });
+  async list(query: PageQuery): Promise<ListPetsResult> {
+    const afterId = afterIdOf(query);
+    return this.pageOf(query, await this.pets.list(rowsFor(query, afterId)));
+  }
+
+  /** Whether listNow can answer: the store reads synchronously. */
+  get listsNow(): boolean {
+    return this.pets.listNow !== undefined;
+  }
+
+  /**
+   * The page now, when the store reads synchronously (listsNow); undefined when it cannot. Throws
+   * what `list` would reject with: a bad cursor, a store error.
+   */
+  listNow(query: PageQuery): ListPetsResult | undefined {
+    if (this.pets.listNow === undefined) return undefined;
+    return this.pageOf(query, this.pets.listNow(rowsFor(query, afterIdOf(query))));
+  }
+
+  private pageOf(query: PageQuery, rows: Pet[]): ListPetsResult {
     const next = rows[query.limit];
     if (next === undefined) return { pets: rows, final: false };
     const pets = rows.slice(0, query.limit);

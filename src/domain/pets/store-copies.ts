@@ -198,6 +198,25 @@ export class StoreCopies {
     return this.seen === undefined ? undefined : this.pages.get(pageKey(query));
   }
 
+  /**
+   * page() for a store that reads synchronously: the kept copy, or one read now by `read` and kept
+   * when `final`. Undefined until the first read of the generation (page() waits for it; this
+   * cannot), or when `read` cannot answer. Nothing can drop the copies between the read and the
+   * keeping: no turn passes.
+   */
+  pageNow(
+    query: PageQuery,
+    read: () => { copy: KeptCopy; final: boolean } | undefined,
+  ): KeptCopy | undefined {
+    if (this.seen === undefined) return undefined;
+    const key = pageKey(query);
+    const kept = this.pages.get(key);
+    if (kept !== undefined) return kept;
+    const loaded = read();
+    if (loaded?.final === true) this.pages.set(key, loaded.copy);
+    return loaded?.copy;
+  }
+
   private async through(
     copies: BoundedCopies,
     key: string,

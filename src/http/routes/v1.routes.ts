@@ -7,7 +7,7 @@ import { noRouteFor, refuseUnrouted } from '../not-found.js';
 import { refuseOtherMethods } from '../methods.js';
 import { registerCreatePet } from './pets/create-pet.route.js';
 import { registerGetPet } from './pets/get-pet.route.js';
-import { registerListPets } from './pets/list-pets.route.js';
+import { type PageAnswers, registerListPets } from './pets/list-pets.route.js';
 
 export interface V1Dependencies {
   /** Authenticates and counts a request; throws the 401 or 429 to answer. */
@@ -19,6 +19,8 @@ export interface V1Dependencies {
   corsEnabled: boolean;
   /** The copies of pets and full settled pages, and when they may be kept. */
   copies: StoreCopies;
+  /** How pages become the bytes sent, shared with the path before Fastify. */
+  pageAnswers: PageAnswers;
 }
 
 /**
@@ -30,7 +32,7 @@ export async function v1Routes(app: FastifyInstance, deps: V1Dependencies): Prom
   // No operation at the path: 404 once authenticated, before the body is read.
   app.addHook('onRequest', refuseUnrouted());
 
-  registerListPets(app, deps.pets, deps.publicBaseUrl, deps.copies);
+  registerListPets(app, deps.pets, deps.pageAnswers, deps.copies);
   registerCreatePet(app, deps.pets);
   registerGetPet(app, deps.pets, deps.clock, deps.publicBaseUrl, deps.copies);
   // With CORS on, OPTIONS belongs to the preflight handler.

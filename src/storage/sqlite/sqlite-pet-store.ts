@@ -121,6 +121,10 @@ export class SqlitePetStore implements PetStore {
   }
 
   async list(query: { afterId: number; status?: PetStatus; limit: number }): Promise<Pet[]> {
+    return this.listNow(query);
+  }
+
+  listNow(query: { afterId: number; status?: PetStatus; limit: number }): Pet[] {
     const { afterId, limit, status } = query;
     if (!isPageRowCount(limit)) {
       // Not a page size the API asks for: one statement with the limit bound, not one per value.

@@ -1,21 +1,59 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { PAGE_SIZE } from '../../../domain/pets/pet.js';
-import type { PetService } from '../../../domain/pets/pet-service.js';
-import type { StoreCopies } from '../../../domain/pets/store-copies.js';
+import type { ListPetsResult, PetService } from '../../../domain/pets/pet-service.js';
+import type { KeptCopy, PageQuery, StoreCopies } from '../../../domain/pets/store-copies.js';
 import { errorResponses, jsonResponse } from '../../openapi-responses.js';
-import { sendCached, serialize } from '../../response-cache.js';
+import { sendCached, type Serializer, serializerOf } from '../../response-cache.js';
 import { apiPath } from '../../scopes.js';
 import { ListPetsQuerySchema, PetsSchema } from './pet.schema.js';
 
 /** What the route is known by: metrics, logs and the copies answered without Fastify. */
 export const LIST_PETS = { operationId: 'listPets', path: '/pets' } as const;
 
+/**
+ * How a page of the listing becomes the copy that is sent (and kept when final): the body by the
+ * route's own 200 serializer, and the Link to the next page. The path before Fastify
+ * (src/http/kept-answers.ts) builds uncached pages here too, for the same bytes; it has no reply to
+ * take the serializer from, so it uses the one the route last took, and leaves uncached pages to
+ * the route until the route has answered one.
+ */
+export class PageAnswers {
+  #serialize: Serializer | undefined;
+
+  constructor(private readonly publicBaseUrl: string) {}
+
+  /** The copy of a page the route answers; the route's serializer is kept for answersNow. */
+  fromRoute(reply: FastifyReply, query: PageQuery, page: ListPetsResult): KeptCopy {
+    this.#serialize ??= serializerOf(reply);
+    return this.copyOf(this.#serialize, query, page);
+  }
+
+  /** Whether answerNow can serialize: the route answered a page already. */
+  get ready(): boolean {
+    return this.#serialize !== undefined;
+  }
+
+  /** The copy of a page read before Fastify; undefined until the route answered one. */
+  answerNow(query: PageQuery, page: ListPetsResult): KeptCopy | undefined {
+    return this.#serialize && this.copyOf(this.#serialize, query, page);
+  }
+
+  private copyOf(serialize: Serializer, query: PageQuery, page: ListPetsResult): KeptCopy {
+    const body = serialize(page.pets);
+    if (page.nextCursor === undefined) return { body };
+    const next = new URLSearchParams({ limit: String(query.limit) });
+    if (query.status) next.set('status', query.status);
+    next.set('cursor', page.nextCursor);
+    return { body, link: `<${this.publicBaseUrl}${apiPath('/pets')}?${next}>; rel="next"` };
+  }
+}
+
 export function registerListPets(
   app: FastifyInstance,
   pets: PetService,
-  publicBaseUrl: string,
+  answers: PageAnswers,
   copies: StoreCopies,
 ): void {
   app.withTypeProvider<TypeBoxTypeProvider>().get(
@@ -50,15 +88,7 @@ export function registerListPets(
       };
       const answer = await copies.page(query, async () => {
         const page = await pets.list(query);
-        let link: string | undefined;
-        if (page.nextCursor !== undefined) {
-          const next = new URLSearchParams({ limit: String(limit) });
-          if (status) next.set('status', status);
-          next.set('cursor', page.nextCursor);
-          link = `<${publicBaseUrl}${apiPath('/pets')}?${next}>; rel="next"`;
-        }
-        const copy = { body: serialize(reply, page.pets), ...(link ? { link } : {}) };
-        return { copy, final: page.final };
+        return { copy: answers.fromRoute(reply, query, page), final: page.final };
       });
       return sendCached(reply, answer);
     },
