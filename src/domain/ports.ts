@@ -239,6 +239,13 @@ export interface Storage {
    */
   backup?(destination: string, options: { overwrite: boolean }): Promise<BackupOutcome>;
   /**
+   * Settles now the writes whose commit has ended but whose answer has not been taken yet; cheap
+   * when there is none. The server calls it as each request arrives, so that an acknowledged
+   * write does not wait for the event loop's next poll. Only where commits end off the event loop
+   * (SQLite's commit worker).
+   */
+  settleCommitted?(): void;
+  /**
    * Finishes the writes under way, then closes. With `deadlineMs`, writes still waiting then (for
    * a lock, a stalled disk) fail with DependencyUnavailableError (503) and the close goes on, so
    * a shutdown is never held longer than that.

@@ -48,6 +48,8 @@ export interface BaseAppOptions {
   serveFirst?: ServeFirst;
   /** The access log, when the caller made it (accessLogFor); else made here the same way. */
   access?: AccessLog | undefined;
+  /** Runs as each request arrives (Storage.settleCommitted). */
+  onArrival?: (() => void) | undefined;
 }
 
 /** A hop count means: trust that many proxies nearest to us (what proxy-addr does with a number). */
@@ -69,6 +71,7 @@ export async function createBaseApp(options: BaseAppOptions): Promise<FastifyIns
     limits: config.connections,
     timeouts: config.timeouts,
     onRefused: (cap, address) => options.onConnectionRefused(app, cap, address),
+    ...(options.onArrival ? { onArrival: options.onArrival } : {}),
   });
   const first = options.serveFirst;
   const listener = (handler: RequestListener): RequestListener =>

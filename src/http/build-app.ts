@@ -4,7 +4,7 @@ import type { AdmissionService } from '../domain/admission/admission-service.js'
 import type { Clock } from '../domain/clock.js';
 import type { PetService } from '../domain/pets/pet-service.js';
 import type { StoreCopies } from '../domain/pets/store-copies.js';
-import type { Dependency } from '../domain/ports.js';
+import type { Dependency, Storage } from '../domain/ports.js';
 import { collectProcessMetrics, type Metrics } from '../telemetry/metrics.js';
 import type { RequestTracing } from '../telemetry/tracing.js';
 import { createGuard, guarded } from './api-key-guard.js';
@@ -42,6 +42,8 @@ export interface AppServices {
   readonly dependencies: readonly Dependency[];
   /** Shared by every listener of the process and told of storage and Redis (src/services.ts). */
   readonly metrics: Metrics;
+  /** Asked as each request arrives to settle the writes whose commit ended. */
+  readonly storage: Pick<Storage, 'settleCommitted'>;
 }
 
 export interface AppDependencies {
@@ -54,6 +56,9 @@ export interface AppDependencies {
 
 const GET_HEAD = ['GET', 'HEAD'];
 const SHARED_SCHEMAS = [PetStatusSchema, NewPetSchema, PetSchema, PetsSchema, ErrorSchema];
+
+const settleCommitted = (storage: Pick<Storage, 'settleCommitted'>): (() => void) | undefined =>
+  storage.settleCommitted === undefined ? undefined : () => storage.settleCommitted?.();
 
 /** Builds the application; the caller owns listening and closing (src/server-main.ts, tests). */
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
@@ -95,6 +100,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         }
       : {}),
     schemas: SHARED_SCHEMAS as JsonSchema[],
+    // An acknowledged write is answered as soon as its commit ended, not at the next poll.
+    onArrival: settleCommitted(deps.services.storage),
     onConnectionRefused: (self, cap, address) => {
       metrics.connectionsRefused.inc({ cap });
       warnRefused(self.log, cap, address);

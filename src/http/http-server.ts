@@ -36,6 +36,8 @@ export interface ApiServerOptions {
   readonly timeouts: Timeouts;
   /** Told of every connection closed at once for being over a cap. */
   readonly onRefused: (cap: ConnectionCap, address: string) => void;
+  /** Runs as each request arrives, before it is served (Storage.settleCommitted). */
+  readonly onArrival?: () => void;
 }
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void;
@@ -78,6 +80,7 @@ export class ApiServer extends http.Server {
   readonly #limits: ConnectionLimits;
   readonly #timeouts: Timeouts;
   readonly #onRefused: ApiServerOptions['onRefused'];
+  readonly #onArrival: (() => void) | undefined;
   /** Open connections by address bucket. */
   readonly #perAddress = new Map<string, number>();
   readonly #open = new Set<Socket>();
@@ -98,6 +101,7 @@ export class ApiServer extends http.Server {
     this.#limits = options.limits;
     this.#timeouts = options.timeouts;
     this.#onRefused = options.onRefused;
+    this.#onArrival = options.onArrival;
     this.maxConnections = options.limits.total;
     this.on('drop', (data?: { remoteAddress?: string }) =>
       this.#onRefused('total', data?.remoteAddress ?? 'unknown'),
@@ -191,6 +195,7 @@ export class ApiServer extends http.Server {
   }
 
   #serve(request: IncomingMessage, response: ServerResponse, handler: Handler): void {
+    this.#onArrival?.();
     const socket = request.socket;
     const connection = connections.get(socket);
     if (connection === undefined) return handler(request, response);

@@ -141,6 +141,34 @@ describe('SQLite storage specifics', () => {
     }
   });
 
+  it('settles a commit the worker answered when settleCommitted is called, without a turn of the event loop', async () => {
+    const storage = createSqliteStorage(tempPath());
+    try {
+      await storage.migrate();
+      await storage.pets.create({ name: 'Worker started', categoryId: 1n });
+      let created: unknown;
+      void storage.pets.create({ name: 'Settled', categoryId: 2n }).then((pet) => {
+        created = pet;
+      });
+      // The group goes to the worker at the next check phase; then only microtasks run here, so
+      // the answer's message event cannot fire: what settles the create is settleCommitted.
+      await new Promise((resolve) => setImmediate(resolve));
+      const spin = async (ms: number, settle: boolean) => {
+        const until = performance.now() + ms;
+        while (created === undefined && performance.now() < until) {
+          if (settle) storage.settleCommitted?.();
+          await null;
+        }
+      };
+      await spin(200, false);
+      expect(created).toBeUndefined();
+      await spin(5_000, true);
+      expect(created).toMatchObject({ name: 'Settled', categoryId: 2n });
+    } finally {
+      await storage.close();
+    }
+  });
+
   it('answers DependencyUnavailableError while its commit worker is dead, then commits again on a new one', async () => {
     const storage = createSqliteStorage(tempPath());
     try {

@@ -206,15 +206,23 @@ function describe(error) {
  * connection uses too), says it is ready, then answers each group it is sent with its results (or
  * the error that stopped the whole group, with SQLite's code), each readiness probe, and each
  * question for its settings with what SQLite says they are on this connection. `cancel` (shared
- * memory) is set by a shutdown past its deadline: a wait for the write lock ends at once.
+ * memory) is set by a shutdown past its deadline: a wait for the write lock ends at once. Answers
+ * go on the `answers` port, each counted in `answered` (shared memory) once it is posted, so that
+ * the main thread can take them as soon as it is between two requests (WorkerCommitter).
  */
 if (!isMainThread && parentPort !== null && workerData?.role === 'sqlite-commit') {
   const port = parentPort;
-  const { path, plans, maxPetId, cancel } =
-    /** @type {{ path: string, plans: Plans, maxPetId: number, cancel: SharedArrayBuffer }} */ (
+  const { path, plans, maxPetId, cancel, answers, answered } =
+    /** @type {{ path: string, plans: Plans, maxPetId: number, cancel: SharedArrayBuffer, answers: import('node:worker_threads').MessagePort, answered: SharedArrayBuffer }} */ (
       workerData
     );
   const flag = new Int32Array(cancel);
+  const count = new Int32Array(answered);
+  /** An answer, then the count of answers: once the count shows it, the main thread can take it. */
+  const reply = (/** @type {object} */ answer) => {
+    answers.postMessage(answer);
+    Atomics.add(count, 0, 1);
+  };
   const cancelled = () => Atomics.load(flag, 0) !== 0;
   // The main connection created the file 0600; a file gone since (deleted, moved) must not come
   // back empty, with SQLite's default mode, under a worker that restarts.
@@ -234,15 +242,15 @@ if (!isMainThread && parentPort !== null && workerData?.role === 'sqlite-commit'
           const results = inWriteTransaction(db, cancelled, () =>
             applyGroup(db, plans, prepare, ask.writes, maxPetId),
           );
-          port.postMessage({ id: ask.id, results });
+          reply({ id: ask.id, results });
         } else if ('probe' in ask) {
           probeWrites(db, cancelled, ask.probe.write);
-          port.postMessage({ id: ask.id, probed: true });
+          reply({ id: ask.id, probed: true });
         } else {
-          port.postMessage({ id: ask.id, durability: readSqliteDurability(db) });
+          reply({ id: ask.id, durability: readSqliteDurability(db) });
         }
       } catch (error) {
-        port.postMessage({ id: ask.id, error: describe(error) });
+        reply({ id: ask.id, error: describe(error) });
       }
     },
   );
