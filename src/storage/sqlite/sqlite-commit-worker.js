@@ -96,20 +96,53 @@ export function applyGroup(db, plans, prepare, writes, maxPetId) {
     prepare(plans.pointKeyAtPet.sql).run(...bind(plans.pointKeyAtPet, point));
     return { ok: true, kind: 'created', id };
   };
-  return db.transaction(() =>
-    writes.map((write) => {
-      try {
-        return db.transaction(() => apply(write))();
-      } catch (error) {
-        const failure = /** @type {{ message?: unknown, code?: unknown }} */ (error);
-        return {
-          ok: /** @type {const} */ (false),
-          message: String(failure.message ?? error),
-          code: typeof failure.code === 'string' ? failure.code : undefined,
-        };
-      }
-    }),
-  )();
+  return transactionsOf(db).group(writes, apply);
+}
+
+/**
+ * @typedef {{
+ *   group: (writes: Write[], apply: (write: Write) => Result) => Result[],
+ *   one: (apply: (write: Write) => Result, write: Write) => Result,
+ * }} GroupTransactions
+ */
+
+/** @type {WeakMap<BetterSqlite3.Database, GroupTransactions>} */
+const transactions = new WeakMap();
+
+/**
+ * The group's transaction and each write's savepoint, made once per connection: better-sqlite3
+ * builds four wrappers and defines their properties for every db.transaction() call, 6% of the
+ * service's CPU under creates when it was called for every write (bench/README finding 19).
+ * @param {BetterSqlite3.Database} db
+ * @returns {GroupTransactions}
+ */
+function transactionsOf(db) {
+  let made = transactions.get(db);
+  if (made === undefined) {
+    /** @type {GroupTransactions['one']} */
+    const one = db.transaction(
+      (/** @type {(write: Write) => Result} */ apply, /** @type {Write} */ write) => apply(write),
+    );
+    /** @type {GroupTransactions['group']} */
+    const group = db.transaction(
+      (/** @type {Write[]} */ writes, /** @type {(write: Write) => Result} */ apply) =>
+        writes.map((write) => {
+          try {
+            return one(apply, write);
+          } catch (error) {
+            const failure = /** @type {{ message?: unknown, code?: unknown }} */ (error);
+            return {
+              ok: /** @type {const} */ (false),
+              message: String(failure.message ?? error),
+              code: typeof failure.code === 'string' ? failure.code : undefined,
+            };
+          }
+        }),
+    );
+    made = { group, one };
+    transactions.set(db, made);
+  }
+  return made;
 }
 
 /**
