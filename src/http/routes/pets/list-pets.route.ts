@@ -16,7 +16,7 @@ export const LIST_PETS = { operationId: 'listPets', path: '/pets' } as const;
  * How a page of the listing becomes the copy that is sent (and kept when final): the body by the
  * route's own 200 serializer, and the Link to the next page. The path before Fastify
  * (src/http/kept-answers.ts) builds uncached pages here too, for the same bytes; it has no reply to
- * take the serializer from, so it uses the one the route last took, and leaves uncached pages to
+ * take the serializer from, so it uses the one the route took, and leaves uncached pages to
  * the route until the route has answered one.
  */
 export class PageAnswers {
@@ -24,7 +24,7 @@ export class PageAnswers {
 
   constructor(private readonly publicBaseUrl: string) {}
 
-  /** The copy of a page the route answers; the route's serializer is kept for answersNow. */
+  /** The copy of a page the route answers; the route's serializer is kept for answerNow. */
   fromRoute(reply: FastifyReply, query: PageQuery, page: ListPetsResult): KeptCopy {
     this.#serialize ??= serializerOf(reply);
     return this.copyOf(this.#serialize, query, page);
