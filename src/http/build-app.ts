@@ -57,6 +57,7 @@ export interface AppDependencies {
 const GET_HEAD = ['GET', 'HEAD'];
 const SHARED_SCHEMAS = [PetStatusSchema, NewPetSchema, PetSchema, PetsSchema, ErrorSchema];
 
+// Looked up at each call, not bound once: the method may be replaced after the app is built (tests).
 const settleCommitted = (storage: Pick<Storage, 'settleCommitted'>): (() => void) | undefined =>
   storage.settleCommitted === undefined ? undefined : () => storage.settleCommitted?.();
 

@@ -205,8 +205,9 @@ export function keptAnswers(deps: KeptAnswersDependencies): ServeFirst {
     return copies.pageNow(query, () => {
       readHere = true;
       const page = pets.listNow(query);
-      const copy = page && pageAnswers.answerNow(query, page);
-      return copy && page && { copy, final: page.final };
+      if (page === undefined) return undefined;
+      const copy = pageAnswers.answerNow(query, page);
+      return copy && { copy, final: page.final };
     });
   };
 
