@@ -1,9 +1,7 @@
 #!/usr/bin/env node
 import { enableCompileCache } from 'node:module';
 
-// As for the server (src/main.ts): one file, dist/bundle/cli.js, compiled from Node's compile
-// cache once it holds it.
+// As for the server (src/main.ts): on before the CLI's modules load, so a second run reads them
+// compiled from the cache.
 enableCompileCache();
-// A specifier tsc does not resolve: the bundle exists only in dist/.
-const cli = '../bundle/cli.js';
-await import(cli);
+await import('./cli-main.js');
