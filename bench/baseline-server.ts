@@ -301,7 +301,7 @@ export function startBaseline(config: BaselineConfig): void {
       response.destroy();
     });
   });
-  // The service's timeouts (src/http/build-app.ts), so both announce the same keep-alive.
+  // The service's timeouts (src/http/apps/public/public-app.ts), so both announce the same keep-alive.
   server.keepAliveTimeout = 72_000;
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;

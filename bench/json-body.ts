@@ -5,7 +5,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { parseJsonBody } from '../src/http/plugins/json-body.plugin.js';
-import { parseStrictJson } from '../src/http/strict-json.js';
+import { parseStrictJson } from '../src/http/validation/strict-json.js';
 
 const BODIES = {
   'create body': '{"name":"Rex the dog","categoryId":3,"status":"available"}',

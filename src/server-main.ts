@@ -1,11 +1,11 @@
 import { type Config, ConfigError, loadConfigFromProcess } from './config/config.js';
-import { buildAdminApp } from './http/admin-app.js';
-import { buildApp } from './http/build-app.js';
+import { buildAdminApp } from './http/apps/admin/admin-app.js';
+import { buildApp } from './http/apps/public/public-app.js';
 import type { FastifyBaseLogger } from 'fastify';
-import { ApiServer } from './http/http-server.js';
-import { buildOpsApp } from './http/ops-app.js';
-import { BatchedLogStream } from './http/batched-log-stream.js';
-import { createLogger } from './http/log-options.js';
+import { ApiServer } from './http/server/api-server.js';
+import { buildOpsApp } from './http/apps/ops/ops-app.js';
+import { BatchedLogStream } from './telemetry/logging/batched-log-stream.js';
+import { createLogger } from './telemetry/logging/logger.js';
 import { createServices, type Services } from './services.js';
 import { BUILD_COMMIT, BUILD_VERSION } from './build-info.js';
 import { startTracing } from './telemetry/tracing.js';
@@ -24,7 +24,7 @@ function loadConfigOrExit(): Config {
 
 /**
  * Pretty lines for a person at a terminal; JSON, one object a line, for everything else, written
- * in batches (src/http/batched-log-stream.ts).
+ * in batches (src/telemetry/logging/batched-log-stream.ts).
  */
 async function logDestination(): Promise<{ stream: { write(line: string): void } }> {
   if (!process.stdout.isTTY) return { stream: new BatchedLogStream(1) };
@@ -100,7 +100,7 @@ async function main(): Promise<void> {
 
   // SIGTERM or SIGINT: /readyz answers 503 at once while everything is still served, each response
   // with Connection: close, for DRAIN_SECONDS, so a load balancer takes the instance out before it
-  // stops accepting (src/http/http-server.ts). A second signal during the drain cuts it short (an
+  // stops accepting (src/http/server/api-server.ts). A second signal during the drain cuts it short (an
   // operator's second Ctrl-C); one after it closes the connections still open. Then: stop
   // accepting, close idle and half-sent connections at once, finish in-flight requests, close
   // storage. Requests still running after SHUTDOWN_GRACE_MS lose their connections, exit status 1.

@@ -8,7 +8,7 @@
 import { writeFileSync } from 'node:fs';
 import { GENERATED_OPENAPI_FILE } from './build-info.js';
 import { loadConfig } from './config/config.js';
-import { buildApp } from './http/build-app.js';
+import { buildApp } from './http/apps/public/public-app.js';
 import { createServices } from './services.js';
 
 const services = await createServices(loadConfig({ DATABASE_URL: 'sqlite::memory:' }), {

@@ -36,7 +36,7 @@ export interface PetStore {
   list(query: { afterId: number; status?: PetStatus; limit: number }): Promise<Pet[]>;
   /**
    * The same read, answered now: only a store that reads synchronously (SQLite) has it, so that a
-   * page can be answered without waiting a turn (src/http/kept-answers.ts). Throws what `list`
+   * page can be answered without waiting a turn (src/http/fast-path/fast-path.ts). Throws what `list`
    * would reject with.
    */
   listNow?(query: { afterId: number; status?: PetStatus; limit: number }): Pet[];

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { httpErrors } from './errors/http-error.js';
-import { http } from './node-http.js';
+import { http } from './server/node-http.js';
 
 /**
  * Lets the router see every method Node's parser accepts (TRACE, SEARCH, QUERY, PROPFIND, ...),

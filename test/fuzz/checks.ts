@@ -1,6 +1,6 @@
 import type { ErrorCode } from '../../src/http/errors/http-error.js';
 import { ERRORS } from '../../src/http/errors/error-table.js';
-import { PetSchema, PetStatusSchema } from '../../src/http/routes/pets/pet.schema.js';
+import { PetSchema, PetStatusSchema } from '../../src/http/apps/public/pets/pet.schema.js';
 
 /**
  * What every answer must satisfy, whatever was asked. Each check returns the problems it found

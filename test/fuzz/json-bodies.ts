@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { binaryString } from './code-points.js';
 import { INT64_MAX } from '../../src/domain/pets/pet.js';
-import { BODY_LIMIT_BYTES } from '../../src/http/plugins/json-body.plugin.js';
-import { NewPetSchema, PetStatusSchema } from '../../src/http/routes/pets/pet.schema.js';
-import { MAX_DEPTH } from '../../src/http/strict-json.js';
+import { BODY_LIMIT_BYTES } from '../../src/http/request-limits.js';
+import { NewPetSchema, PetStatusSchema } from '../../src/http/apps/public/pets/pet.schema.js';
+import { MAX_DEPTH } from '../../src/http/validation/strict-json.js';
 
 /**
  * Bodies for POST /v1/pets, each with the answer the service owes it. Valid NewPets are generated

@@ -1,7 +1,10 @@
 import fc from 'fast-check';
 import { encodeCursor } from '../../src/domain/pets/cursor.js';
 import { INT64_MAX, PAGE_SIZE, type PetStatus } from '../../src/domain/pets/pet.js';
-import { ListPetsQuerySchema, PetStatusSchema } from '../../src/http/routes/pets/pet.schema.js';
+import {
+  ListPetsQuerySchema,
+  PetStatusSchema,
+} from '../../src/http/apps/public/pets/pet.schema.js';
 
 /**
  * Query strings for GET /v1/pets and ids for GET /v1/pets/{petId}, each with what the answer must

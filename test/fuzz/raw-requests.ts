@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { binaryString } from './code-points.js';
 import { METHODS } from 'node:http';
-import { IDEMPOTENCY_KEY_MAX_LENGTH } from '../../src/http/routes/pets/pet.schema.js';
+import { IDEMPOTENCY_KEY_MAX_LENGTH } from '../../src/http/apps/public/pets/pet.schema.js';
 import { type BodyOutcome, bodyCase } from './json-bodies.js';
 import { listCase, rarely, type Verdict } from './queries.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger, jsonLinesOf } from '../../src/http/log-options.js';
+import { createLogger, jsonLinesOf } from '../../src/telemetry/logging/logger.js';
 import { accessLine } from '../../src/http/plugins/access-log.plugin.js';
 
 /** The time is the one field two writes cannot share. */

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { BatchedLogStream } from '../../src/http/batched-log-stream.js';
+import { BatchedLogStream } from '../../src/telemetry/logging/batched-log-stream.js';
 
 const run = promisify(execFile);
 const folders: string[] = [];
@@ -58,7 +58,8 @@ describe('the batched log stream', () => {
   });
 
   it('writes what is pending when the process exits in the same turn', async () => {
-    const module = new URL('../../src/http/batched-log-stream.ts', import.meta.url).pathname;
+    const module = new URL('../../src/telemetry/logging/batched-log-stream.ts', import.meta.url)
+      .pathname;
     const script = `
       import { BatchedLogStream } from ${JSON.stringify(module)};
       const stream = new BatchedLogStream(1);

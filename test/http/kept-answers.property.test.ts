@@ -1,13 +1,16 @@
 import fc from 'fast-check';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { plainId, plainQuery } from '../../src/http/kept-answers.js';
+import { plainId, plainQuery } from '../../src/http/fast-path/fast-path.js';
 import {
   ListPetsQuerySchema,
   PetIdParamsSchema,
   PetStatusSchema,
-} from '../../src/http/routes/pets/pet.schema.js';
-import { createValidatorCompiler, type JsonSchema } from '../../src/http/validator-compiler.js';
+} from '../../src/http/apps/public/pets/pet.schema.js';
+import {
+  createValidatorCompiler,
+  type JsonSchema,
+} from '../../src/http/validation/validator-compiler.js';
 
 /**
  * What the path before Fastify reads of a URL, it reads as the routes do: a query or id it takes

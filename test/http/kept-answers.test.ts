@@ -6,7 +6,7 @@ import { sample, scrapeAt } from '../helpers/prometheus-text.js';
 import { call, TEST_BACKEND, type TestServer, useServer } from '../helpers/test-server.js';
 
 /**
- * listPets and getPet answered from kept copies before Fastify (src/http/kept-answers.ts): the
+ * listPets and getPet answered from kept copies before Fastify (src/http/fast-path/fast-path.ts): the
  * same answer, access line and counts as the routes give, and everything else left to them.
  */
 const lines: string[] = [];

@@ -9,8 +9,11 @@ import {
   PetSchema,
   PetsSchema,
   PetStatusSchema,
-} from '../../src/http/routes/pets/pet.schema.js';
-import { createValidatorCompiler, type JsonSchema } from '../../src/http/validator-compiler.js';
+} from '../../src/http/apps/public/pets/pet.schema.js';
+import {
+  createValidatorCompiler,
+  type JsonSchema,
+} from '../../src/http/validation/validator-compiler.js';
 import { call, useServer } from '../helpers/test-server.js';
 
 const server = useServer({ env: { PUBLIC_BASE_URL: 'https://pets.example.com' } });

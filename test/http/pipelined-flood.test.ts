@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_WAITING_PER_CONNECTION } from '../../src/http/http-server.js';
+import { MAX_WAITING_PER_CONNECTION } from '../../src/http/server/api-server.js';
 import { closesWithin, rawConnect } from '../helpers/raw-http.js';
 import { call, useServer } from '../helpers/test-server.js';
 

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/domain/clock.js';
-import { refusalWarnings } from '../../src/http/http-server.js';
+import { refusalWarnings } from '../../src/http/server/api-server.js';
 
 function recordingLog(): { log: FastifyBaseLogger; warnings: unknown[] } {
   const warnings: unknown[] = [];

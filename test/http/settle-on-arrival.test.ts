@@ -3,7 +3,7 @@ import { call, TEST_BACKEND, useServer } from '../helpers/test-server.js';
 
 /**
  * The server asks storage to settle the writes whose commit ended as each request arrives
- * (Storage.settleCommitted, src/http/http-server.ts), whatever the request and however it ends:
+ * (Storage.settleCommitted, src/http/server/api-server.ts), whatever the request and however it ends:
  * an acknowledged create is answered then, not at the event loop's next poll.
  */
 const server = useServer();

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { JsonSyntaxError, parseStrictJson } from '../../src/http/strict-json.js';
+import { JsonSyntaxError, parseStrictJson } from '../../src/http/validation/strict-json.js';
 import { binaryString } from '../fuzz/code-points.js';
 
 /** A JSON text and the value it must parse to: integers exact, keys unique. */

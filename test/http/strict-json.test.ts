@@ -4,7 +4,7 @@ import {
   MAX_DEPTH,
   parseStrictJson,
   UnconvertedNumber,
-} from '../../src/http/strict-json.js';
+} from '../../src/http/validation/strict-json.js';
 
 function nested(levels: number): string {
   return '['.repeat(levels) + ']'.repeat(levels);

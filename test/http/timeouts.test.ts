@@ -6,7 +6,7 @@ import { useServer } from '../helpers/test-server.js';
 
 // The limits, measured over real sockets, set short (HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS) so
 // the file takes seconds: a connection is closed no sooner than its limit and soon after it, far
-// sooner than Node's own 30 s sweep would (src/http/http-server.ts checks a tenth as often as the
+// sooner than Node's own 30 s sweep would (src/http/server/api-server.ts checks a tenth as often as the
 // limit lasts). The bound after it is loose: the scheduler of a busy machine sets it, not the code.
 const HEADERS_MS = 1_000;
 const REQUEST_MS = 2_000;

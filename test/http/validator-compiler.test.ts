@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { FastifySchema } from 'fastify';
-import { UnconvertedNumber } from '../../src/http/strict-json.js';
-import { createValidatorCompiler } from '../../src/http/validator-compiler.js';
+import { UnconvertedNumber } from '../../src/http/validation/strict-json.js';
+import { createValidatorCompiler } from '../../src/http/validation/validator-compiler.js';
 
 function compile(schema: Record<string, unknown>, httpPart = 'body') {
   const compiler = createValidatorCompiler([]);

@@ -344,7 +344,7 @@ describe('tracing off', () => {
       // its exemplars whatever we do; no package of the SDK is loaded.
       expect(loadedOtelPackages(modules)).toEqual([]);
       // Nor Node's bundled undici (fetch, WebSocket): an ESM import of node:http loads it, 4% of a
-      // start (src/http/node-http.ts).
+      // start (src/http/server/node-http.ts).
       expect(modules).not.toContain('node:internal/deps/undici');
       const line = logLines(server).find((l) => l.msg === 'request completed');
       expect(line?.traceId).toBeUndefined();

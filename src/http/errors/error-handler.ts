@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { DependencyUnavailableError, DomainError } from '../../domain/errors.js';
-import { BODY_LIMIT_KIB } from '../plugins/json-body.plugin.js';
-import { loggableHeaders } from '../log-options.js';
+import { BODY_LIMIT_KIB } from '../request-limits.js';
+import { loggableHeaders } from '../../telemetry/logging/logger.js';
 import { type ErrorBody, errorBody } from './error-table.js';
 import { HttpError, httpErrors } from './http-error.js';
 

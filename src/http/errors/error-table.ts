@@ -1,11 +1,11 @@
 import { DEFAULT_BAN_SECONDS, DEFAULT_TIMEOUTS } from '../../config/config.js';
 import { describeDuration, describeKiB } from '../../config/durations.js';
-import { http } from '../node-http.js';
+import { http } from '../server/node-http.js';
 import { domainErrors } from '../../domain/errors.js';
 import { getPetGone } from '../../domain/pets/deprecation.js';
 import { INT64_MAX, PAGE_SIZE } from '../../domain/pets/pet.js';
-import { BODY_LIMIT_BYTES, BODY_LIMIT_KIB } from '../plugins/json-body.plugin.js';
-import { problems } from '../validator-compiler.js';
+import { BODY_LIMIT_BYTES, BODY_LIMIT_KIB } from '../request-limits.js';
+import { problems } from '../validation/validator-compiler.js';
 import { type ErrorCode, httpErrors } from './http-error.js';
 
 interface TableEntry<C extends ErrorCode> {

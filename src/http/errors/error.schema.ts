@@ -16,7 +16,7 @@ export const ErrorSchema = Type.Object(
   {
     $id: 'Error',
     additionalProperties: false,
-    // Each error response of the document shows its own codes (src/http/openapi-responses.ts).
+    // Each error response of the document shows its own codes (src/http/openapi/openapi-responses.ts).
     examples: [errorBody(ERRORS.not_found.example)],
   },
 );

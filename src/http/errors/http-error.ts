@@ -76,7 +76,7 @@ export const httpErrors = {
   invalidJson: (detail: string) =>
     new HttpError('invalid_json', `Request body is not valid JSON: ${detail}`),
   emptyJson: () => new HttpError('invalid_json', 'Request body is empty; send a JSON object'),
-  /** `problem` names the field and what was expected (see src/http/validator-compiler.ts). */
+  /** `problem` names the field and what was expected (see src/http/validation/validator-compiler.ts). */
   invalidBody: (problem: string) => new HttpError('invalid_body', problem),
   invalidParameter: (problem: string) => new HttpError('invalid_parameter', problem),
   unauthorized: (refusal: KeyRefusal, keyPrefix: string) =>

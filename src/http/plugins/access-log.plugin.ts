@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { type JsonLines, jsonLinesOf, loggableUrl } from '../log-options.js';
+import { type JsonLines, jsonLinesOf, loggableUrl } from '../../telemetry/logging/logger.js';
 import { routeInfo } from '../route-info.js';
 
 export interface AccessLogOptions {

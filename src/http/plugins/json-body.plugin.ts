@@ -1,10 +1,8 @@
 import fp from 'fastify-plugin';
 import { httpErrors } from '../errors/http-error.js';
-import { JsonSyntaxError, parseStrictJson } from '../strict-json.js';
-import { answeredBeforeRoute } from '../answered-sockets.js';
-
-export const BODY_LIMIT_KIB = 16;
-export const BODY_LIMIT_BYTES = BODY_LIMIT_KIB * 1024;
+import { JsonSyntaxError, parseStrictJson } from '../validation/strict-json.js';
+import { answeredBeforeRoute } from '../server/answered-sockets.js';
+import { BODY_LIMIT_BYTES } from '../request-limits.js';
 
 /** Fatal: a byte sequence that is not UTF-8 is refused, never replaced by U+FFFD and stored. */
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -75,7 +73,7 @@ export function isUtf8JsonContentType(contentType: string): boolean {
   return true;
 }
 
-/** The body's bytes as JSON: UTF-8 only, parsed by the one strict parser (src/http/strict-json.ts). */
+/** The body's bytes as JSON: UTF-8 only, parsed by the one strict parser (src/http/validation/strict-json.ts). */
 export function parseJsonBody(bytes: Uint8Array): unknown {
   if (bytes.length === 0) throw httpErrors.emptyJson();
   // RFC 8259 §8.1: senders MUST NOT add a byte order mark, parsers MAY ignore one. We refuse it,

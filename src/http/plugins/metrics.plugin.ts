@@ -1,9 +1,6 @@
-import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Metrics } from '../../telemetry/metrics.js';
-import type { Readiness } from '../readiness.js';
 import { routeInfo } from '../route-info.js';
-import { OPERATIONS_ENDPOINTS } from '../scopes.js';
 
 /**
  * Counts every answer of the listener, by operation (operationId, else the route's pattern, else
@@ -27,19 +24,3 @@ export const metricsPlugin = fp<{ metrics: Metrics }>(
   },
   { name: 'metrics' },
 );
-
-/**
- * GET /metrics: the registry in Prometheus text format, the readiness gauges refreshed first
- * unless a check ran lately (src/http/readiness.ts).
- */
-export function registerMetrics(
-  app: FastifyInstance,
-  metrics: Metrics,
-  readiness: Readiness,
-): void {
-  app.get(OPERATIONS_ENDPOINTS.metrics, { schema: { hide: true } }, async (_request, reply) => {
-    await readiness.refreshIfStale();
-    const text = await metrics.registry.metrics();
-    return reply.type(metrics.registry.contentType).send(text);
-  });
-}

@@ -10,7 +10,7 @@ const assigned = new WeakMap<IncomingMessage, string>();
 /**
  * Keeps a caller's X-Request-Id when it is a plain token (and not an API key), so logs join across
  * services. The same request always gets the same id: Fastify asks first, and a refusal written
- * straight to the socket (src/http/http-server.ts) asks again for a request whose body never
+ * straight to the socket (src/http/server/api-server.ts) asks again for a request whose body never
  * arrived.
  */
 export function genRequestId(request: IncomingMessage): string {
@@ -22,7 +22,7 @@ export function genRequestId(request: IncomingMessage): string {
 }
 
 /**
- * The id of a request answered at once, which nothing asks again (src/http/kept-answers.ts):
+ * The id of a request answered at once, which nothing asks again (src/http/fast-path/fast-path.ts):
  * genRequestId's choice, not remembered.
  */
 export function requestIdFor(request: IncomingMessage): string {

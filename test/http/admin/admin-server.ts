@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { expect } from 'vitest';
-import { buildAdminApp } from '../../../src/http/admin-app.js';
+import { buildAdminApp } from '../../../src/http/apps/admin/admin-app.js';
 import type { Storage } from '../../../src/domain/ports.js';
 import { createServices, type Services } from '../../../src/services.js';
 import {

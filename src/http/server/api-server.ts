@@ -2,14 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyServerFactory } from 'fastify';
-import type { ConnectionLimits, Timeouts } from '../config/config.js';
-import { type Clock, MINUTE_MS, systemClock } from '../domain/clock.js';
+import type { ConnectionLimits, Timeouts } from '../../config/config.js';
+import { type Clock, MINUTE_MS, systemClock } from '../../domain/clock.js';
 import { http } from './node-http.js';
-import { addressBucket } from '../domain/rate-limits/client-address.js';
+import { addressBucket } from '../../domain/rate-limits/client-address.js';
 import { markAnsweredBeforeRoute } from './answered-sockets.js';
-import { errorBody } from './errors/error-table.js';
-import { type HttpError, httpErrors } from './errors/http-error.js';
-import { genRequestId } from './plugins/request-id.plugin.js';
+import { errorBody } from '../errors/error-table.js';
+import { type HttpError, httpErrors } from '../errors/http-error.js';
+import { genRequestId } from '../plugins/request-id.plugin.js';
 
 /**
  * How often Node looks for connections past the headers or request timeout. Its default, 30 s, let
@@ -158,7 +158,7 @@ export class ApiServer extends http.Server {
     });
   }
 
-  /** Whether drain() was called: /readyz answers 503 (src/http/routes/health.route.ts). */
+  /** Whether drain() was called: /readyz answers 503 (src/http/apps/ops/health.route.ts). */
   get draining(): boolean {
     return this.#draining;
   }

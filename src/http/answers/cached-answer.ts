@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import type { KeptCopy } from '../domain/pets/store-copies.js';
+import type { KeptCopy } from '../../domain/pets/store-copies.js';
 
 /**
  * How the routes turn the copies that src/domain/pets/store-copies.ts keeps (and says when they

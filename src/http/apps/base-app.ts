@@ -6,25 +6,26 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from 'fastify';
-import type { Config } from '../config/config.js';
-import type { RequestTracing } from '../telemetry/tracing.js';
-import { handleError } from './errors/error-handler.js';
+import type { Config } from '../../config/config.js';
+import type { RequestTracing } from '../../telemetry/tracing.js';
+import { handleError } from '../errors/error-handler.js';
 import {
   answerClientError,
   apiServerFactory,
   type ConnectionCap,
   type RateLimitLines,
-} from './http-server.js';
-import { routeEveryMethod } from './methods.js';
-import type { RequestListener, ServeFirst } from './kept-answers.js';
-import { LazyChildLogger } from './lazy-child-logger.js';
-import { noRouteFor } from './not-found.js';
-import { type AccessLog, accessLogFor, accessLogPlugin } from './plugins/access-log.plugin.js';
-import { hostHeaderPlugin } from './plugins/host-header.plugin.js';
-import { BODY_LIMIT_BYTES, jsonBodyPlugin } from './plugins/json-body.plugin.js';
-import { genRequestId, requestIdPlugin } from './plugins/request-id.plugin.js';
-import { securityHeadersPlugin } from './plugins/security-headers.plugin.js';
-import { createValidatorCompiler, type JsonSchema } from './validator-compiler.js';
+} from '../server/api-server.js';
+import { routeEveryMethod } from '../methods.js';
+import type { RequestListener, ServeFirst } from '../fast-path/fast-path.js';
+import { LazyChildLogger } from '../../telemetry/logging/lazy-child-logger.js';
+import { noRouteFor } from '../not-found.js';
+import { type AccessLog, accessLogFor, accessLogPlugin } from '../plugins/access-log.plugin.js';
+import { hostHeaderPlugin } from '../plugins/host-header.plugin.js';
+import { jsonBodyPlugin } from '../plugins/json-body.plugin.js';
+import { BODY_LIMIT_BYTES } from '../request-limits.js';
+import { genRequestId, requestIdPlugin } from '../plugins/request-id.plugin.js';
+import { securityHeadersPlugin } from '../plugins/security-headers.plugin.js';
+import { createValidatorCompiler, type JsonSchema } from '../validation/validator-compiler.js';
 
 /** What differs between the listeners built on the same base (the pet API, the admin API). */
 export interface BaseAppOptions {

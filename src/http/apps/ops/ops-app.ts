@@ -1,17 +1,17 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import type { Config } from '../config/config.js';
-import type { Dependency } from '../domain/ports.js';
-import { collectProcessMetrics, type Metrics } from '../telemetry/metrics.js';
-import { createBaseApp } from './base-app.js';
-import { ErrorSchema } from './errors/error.schema.js';
-import { refusalWarnings } from './http-server.js';
-import { refuseOtherMethods } from './methods.js';
-import { refuseUnrouted } from './not-found.js';
-import { registerMetrics } from './plugins/metrics.plugin.js';
+import type { Config } from '../../../config/config.js';
+import type { Dependency } from '../../../domain/ports.js';
+import { collectProcessMetrics, type Metrics } from '../../../telemetry/metrics.js';
+import { createBaseApp } from '../base-app.js';
+import { ErrorSchema } from '../../errors/error.schema.js';
+import { refusalWarnings } from '../../server/api-server.js';
+import { refuseOtherMethods } from '../../methods.js';
+import { refuseUnrouted } from '../../not-found.js';
+import { registerMetrics } from './metrics.route.js';
 import { Readiness } from './readiness.js';
-import { buildDetails, registerHealth } from './routes/health.route.js';
-import { OPERATIONS_ENDPOINTS, OPS_PATHS } from './scopes.js';
-import type { JsonSchema } from './validator-compiler.js';
+import { buildDetails, registerHealth } from './health.route.js';
+import { OPERATIONS_ENDPOINTS, OPS_PATHS } from '../../scopes.js';
+import type { JsonSchema } from '../../validation/validator-compiler.js';
 
 /** What the operations app uses, out of the process's services. */
 export interface OpsAppServices {
@@ -25,7 +25,7 @@ const GET_HEAD = ['GET', 'HEAD'];
 /**
  * The operations listener (OPS_PORT): /healthz (with the commit and Node.js version), /readyz,
  * /metrics and /version, and nothing else, on the same base as the other listeners
- * (src/http/base-app.ts). Readiness is the public listener's: `draining` says when that one is
+ * (src/http/apps/base-app.ts). Readiness is the public listener's: `draining` says when that one is
  * draining, and /readyz here answers 503 then too. No key and no budget: the listener is meant
  * for a private address (OPS_HOST, 127.0.0.1 by default). The caller owns listening and closing.
  */

@@ -2,10 +2,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type {
   AdminAdmissionService,
   AdminRefusal,
-} from '../domain/admin-tokens/admin-admission.js';
-import type { AdminTokenRecord } from '../domain/admin-tokens/admin-token.js';
-import { credentialOf } from './api-key-guard.js';
-import { type HttpError, httpErrors } from './errors/http-error.js';
+} from '../../../domain/admin-tokens/admin-admission.js';
+import type { AdminTokenRecord } from '../../../domain/admin-tokens/admin-token.js';
+import { credentialOf } from '../public/api-key-guard.js';
+import { type HttpError, httpErrors } from '../../errors/http-error.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -5,7 +5,7 @@ import type { Config } from '../../config/config.js';
 import { PLAN_LIMITS } from '../../domain/rate-limits/plans.js';
 import { ADDRESS_LIMIT_PER_MINUTE } from '../../domain/rate-limits/rate-limiter.js';
 import { ERRORS } from '../errors/error-table.js';
-import { RATE_LIMIT_HEADERS } from '../openapi-responses.js';
+import { RATE_LIMIT_HEADERS } from './openapi-responses.js';
 import { API_SCOPE, isUnder, type PrefixScope } from '../scopes.js';
 
 /** The one error table, as a Markdown table body for a document's description. */

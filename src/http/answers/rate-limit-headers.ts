@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import type { RateState } from '../domain/rate-limits/rate-limiter.js';
+import type { RateState } from '../../domain/rate-limits/rate-limiter.js';
 
 /** The headers clients read, named for CORS and the OpenAPI document alike. */
 export const RATE_LIMIT_HEADER_NAMES = [
@@ -54,7 +54,7 @@ export function rateLimitHeaderValues(state: RateState): string[] {
 
 /**
  * The same headers as lines of a raw HTTP response (`Name: value\r\n` each), for the refusals
- * written straight to the socket before any route or reply exists (src/http/http-server.ts).
+ * written straight to the socket before any route or reply exists (src/http/server/api-server.ts).
  */
 export function rateLimitHeaderLines(state: RateState): string {
   const values = rateLimitHeaderValues(state);

@@ -1,12 +1,12 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { PAGE_SIZE } from '../../../domain/pets/pet.js';
-import type { ListPetsResult, PetService } from '../../../domain/pets/pet-service.js';
-import type { KeptCopy, PageQuery, StoreCopies } from '../../../domain/pets/store-copies.js';
-import { errorResponses, jsonResponse } from '../../openapi-responses.js';
-import { sendCached, type Serializer, serializerOf } from '../../response-cache.js';
-import { apiPath } from '../../scopes.js';
+import { PAGE_SIZE } from '../../../../domain/pets/pet.js';
+import type { ListPetsResult, PetService } from '../../../../domain/pets/pet-service.js';
+import type { KeptCopy, PageQuery, StoreCopies } from '../../../../domain/pets/store-copies.js';
+import { errorResponses, jsonResponse } from '../../../openapi/openapi-responses.js';
+import { sendCached, type Serializer, serializerOf } from '../../../answers/cached-answer.js';
+import { apiPath } from '../../../scopes.js';
 import { ListPetsQuerySchema, PetsSchema } from './pet.schema.js';
 
 /** What the route is known by: metrics, logs and the copies answered without Fastify. */
@@ -15,7 +15,7 @@ export const LIST_PETS = { operationId: 'listPets', path: '/pets' } as const;
 /**
  * How a page of the listing becomes the copy that is sent (and kept when final): the body by the
  * route's own 200 serializer, and the Link to the next page. The path before Fastify
- * (src/http/kept-answers.ts) builds uncached pages here too, for the same bytes; it has no reply to
+ * (src/http/fast-path/fast-path.ts) builds uncached pages here too, for the same bytes; it has no reply to
  * take the serializer from, so it uses the one the route took, and leaves uncached pages to
  * the route until the route has answered one.
  */

@@ -1,11 +1,11 @@
 import swaggerUi, { type FastifySwaggerUiOptions } from '@fastify/swagger-ui';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { handleError } from '../errors/error-handler.js';
-import { HttpError } from '../errors/http-error.js';
-import { noRouteFor } from '../not-found.js';
-import { API_SCOPE, OPERATIONS_ENDPOINTS } from '../scopes.js';
-import { helmetForPages } from './security-headers.plugin.js';
+import { handleError } from '../../errors/error-handler.js';
+import { HttpError } from '../../errors/http-error.js';
+import { noRouteFor } from '../../not-found.js';
+import { API_SCOPE, OPERATIONS_ENDPOINTS } from '../../scopes.js';
+import { helmetForPages } from '../../plugins/security-headers.plugin.js';
 
 /**
  * Content-Security-Policy of the docs page and its assets: everything from this server, nothing

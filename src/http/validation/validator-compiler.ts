@@ -1,6 +1,6 @@
 import type { FastifySchema, FastifySchemaCompiler } from 'fastify';
-import { INT64_MAX } from '../domain/pets/pet.js';
-import { httpErrors } from './errors/http-error.js';
+import { INT64_MAX } from '../../domain/pets/pet.js';
+import { httpErrors } from '../errors/http-error.js';
 import { UnconvertedNumber } from './strict-json.js';
 
 /**
@@ -211,7 +211,7 @@ export function createValidatorCompiler(
 
 /**
  * A JSON object, or the object Fastify builds from the query, path or headers: not an array, and
- * not a number the body parser kept as its text (src/http/strict-json.ts).
+ * not a number the body parser kept as its text (src/http/validation/strict-json.ts).
  */
 function isObject(data: unknown): data is Record<string, unknown> {
   return (
@@ -278,7 +278,7 @@ function checkInteger(name: string, raw: unknown, s: JsonSchema, fromText: boole
     value = raw;
   } else {
     // The body parser gives every integer as a safe number or a bigint; anything else (a string,
-    // a fraction or a huge integer kept as text by src/http/strict-json.ts) is refused, never
+    // a fraction or a huge integer kept as text by src/http/validation/strict-json.ts) is refused, never
     // rounded.
     return refusal();
   }

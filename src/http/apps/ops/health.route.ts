@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import { BUILD_COMMIT, BUILD_VERSION } from '../../build-info.js';
-import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../errors/error-handler.js';
-import { HttpError, httpErrors } from '../errors/http-error.js';
-import type { Readiness } from '../readiness.js';
-import { OPERATIONS_ENDPOINTS } from '../scopes.js';
+import { BUILD_COMMIT, BUILD_VERSION } from '../../../build-info.js';
+import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../../errors/error-handler.js';
+import { HttpError, httpErrors } from '../../errors/http-error.js';
+import type { Readiness } from './readiness.js';
+import { OPERATIONS_ENDPOINTS } from '../../scopes.js';
 
 /** The build as the operations listener reports it (its /healthz and /version). */
 export function buildDetails(): { version: string; commit: string; node: string } {

@@ -3,7 +3,7 @@ import { MAX_CUSTOM_LIMIT, type Plan, PLANS } from '../../../domain/rate-limits/
 
 /**
  * The one description of the admin API's resources: request validation
- * (src/http/validator-compiler.ts), the handlers' types (TypeBox type provider) and the admin
+ * (src/http/validation/validator-compiler.ts), the handlers' types (TypeBox type provider) and the admin
  * OpenAPI document all read these schemas. A key is the domain's KeyView, as `keys list --json`.
  */
 

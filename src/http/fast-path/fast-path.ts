@@ -3,25 +3,25 @@ import type {
   Admission,
   AdmissionService,
   Operation,
-} from '../domain/admission/admission-service.js';
-import type { Clock } from '../domain/clock.js';
-import type { RateState } from '../domain/rate-limits/rate-limiter.js';
-import { isGetPetGone } from '../domain/pets/deprecation.js';
-import { INT64_MAX, isPetStatus, PAGE_SIZE, type PetStatus } from '../domain/pets/pet.js';
-import type { PetService } from '../domain/pets/pet-service.js';
-import type { KeptCopy, PageQuery, StoreCopies } from '../domain/pets/store-copies.js';
-import type { Metrics } from '../telemetry/metrics.js';
-import { credentialOf, decidedBefore } from './api-key-guard.js';
-import type { AccessLog } from './plugins/access-log.plugin.js';
-import { requestIdFor } from './plugins/request-id.plugin.js';
-import { API_HEADERS } from './plugins/security-headers.plugin.js';
-import { RATE_LIMIT_VALUE_HEADERS, writeRateLimitValues } from './rate-limit-headers.js';
-import { routeTemplateOf } from './route-info.js';
-import type { CounterCell, HistogramCell } from '../telemetry/cell-metrics.js';
-import { deprecationHeaders, GET_PET } from './routes/pets/get-pet.route.js';
-import { LIST_PETS, type PageAnswers } from './routes/pets/list-pets.route.js';
-import { JSON_TYPE } from './response-cache.js';
-import { apiPath } from './scopes.js';
+} from '../../domain/admission/admission-service.js';
+import type { Clock } from '../../domain/clock.js';
+import type { RateState } from '../../domain/rate-limits/rate-limiter.js';
+import { isGetPetGone } from '../../domain/pets/deprecation.js';
+import { INT64_MAX, isPetStatus, PAGE_SIZE, type PetStatus } from '../../domain/pets/pet.js';
+import type { PetService } from '../../domain/pets/pet-service.js';
+import type { KeptCopy, PageQuery, StoreCopies } from '../../domain/pets/store-copies.js';
+import type { Metrics } from '../../telemetry/metrics.js';
+import { credentialOf, decidedBefore } from '../apps/public/api-key-guard.js';
+import type { AccessLog } from '../plugins/access-log.plugin.js';
+import { requestIdFor } from '../plugins/request-id.plugin.js';
+import { API_HEADERS } from '../plugins/security-headers.plugin.js';
+import { RATE_LIMIT_VALUE_HEADERS, writeRateLimitValues } from '../answers/rate-limit-headers.js';
+import { routeTemplateOf } from '../route-info.js';
+import type { CounterCell, HistogramCell } from '../../telemetry/cell-metrics.js';
+import { deprecationHeaders, GET_PET } from '../apps/public/pets/get-pet.route.js';
+import { LIST_PETS, type PageAnswers } from '../apps/public/pets/list-pets.route.js';
+import { JSON_TYPE } from '../answers/cached-answer.js';
+import { apiPath } from '../scopes.js';
 
 /** Node's request listener, as Fastify hands it to the server: what a request goes to next. */
 export type RequestListener = (request: IncomingMessage, response: ServerResponse) => void;

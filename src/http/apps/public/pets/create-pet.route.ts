@@ -1,12 +1,12 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { describeDuration } from '../../../config/durations.js';
-import { IDEMPOTENCY_RETENTION_MS, type PetService } from '../../../domain/pets/pet-service.js';
-import { httpErrors } from '../../errors/http-error.js';
-import { errorResponses, jsonResponse } from '../../openapi-responses.js';
-import { apiPath } from '../../scopes.js';
-import { problems } from '../../validator-compiler.js';
+import { describeDuration } from '../../../../config/durations.js';
+import { IDEMPOTENCY_RETENTION_MS, type PetService } from '../../../../domain/pets/pet-service.js';
+import { httpErrors } from '../../../errors/http-error.js';
+import { errorResponses, jsonResponse } from '../../../openapi/openapi-responses.js';
+import { apiPath } from '../../../scopes.js';
+import { problems } from '../../../validation/validator-compiler.js';
 import {
   IDEMPOTENCY_KEY_MAX_LENGTH,
   IdempotencyHeadersSchema,

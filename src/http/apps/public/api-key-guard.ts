@@ -6,16 +6,16 @@ import type {
   Credential,
   Operation,
   Refusal,
-} from '../domain/admission/admission-service.js';
-import type { ApiKeyRecord } from '../domain/api-keys/api-key.js';
-import { DependencyUnavailableError } from '../domain/errors.js';
-import type { SyncOrAsync } from '../domain/sync-or-async.js';
-import { UNAVAILABLE_RETRY_AFTER_SECONDS } from './errors/error-handler.js';
-import { type HttpError, httpErrors } from './errors/http-error.js';
-import { clientAddress } from '../domain/rate-limits/client-address.js';
-import type { Metrics } from '../telemetry/metrics.js';
-import { setRateLimitHeaders } from './rate-limit-headers.js';
-import { routeInfo } from './route-info.js';
+} from '../../../domain/admission/admission-service.js';
+import type { ApiKeyRecord } from '../../../domain/api-keys/api-key.js';
+import { DependencyUnavailableError } from '../../../domain/errors.js';
+import type { SyncOrAsync } from '../../../domain/sync-or-async.js';
+import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../../errors/error-handler.js';
+import { type HttpError, httpErrors } from '../../errors/http-error.js';
+import { clientAddress } from '../../../domain/rate-limits/client-address.js';
+import type { Metrics } from '../../../telemetry/metrics.js';
+import { setRateLimitHeaders } from '../../answers/rate-limit-headers.js';
+import { routeInfo } from '../../route-info.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

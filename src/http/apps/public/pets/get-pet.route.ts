@@ -1,21 +1,21 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { Clock } from '../../../domain/clock.js';
+import type { Clock } from '../../../../domain/clock.js';
 import {
   GET_PET_DEPRECATED_AT,
   GET_PET_SUNSET_HTTP_DATE,
   getPetGone,
   isGetPetGone,
-} from '../../../domain/pets/deprecation.js';
-import { INT64_MAX } from '../../../domain/pets/pet.js';
-import type { PetService } from '../../../domain/pets/pet-service.js';
-import type { StoreCopies } from '../../../domain/pets/store-copies.js';
-import { httpErrors } from '../../errors/http-error.js';
-import { errorResponses, jsonResponse } from '../../openapi-responses.js';
-import { sendCached, serialize } from '../../response-cache.js';
-import { apiPath } from '../../scopes.js';
-import { problems } from '../../validator-compiler.js';
+} from '../../../../domain/pets/deprecation.js';
+import { INT64_MAX } from '../../../../domain/pets/pet.js';
+import type { PetService } from '../../../../domain/pets/pet-service.js';
+import type { StoreCopies } from '../../../../domain/pets/store-copies.js';
+import { httpErrors } from '../../../errors/http-error.js';
+import { errorResponses, jsonResponse } from '../../../openapi/openapi-responses.js';
+import { sendCached, serialize } from '../../../answers/cached-answer.js';
+import { apiPath } from '../../../scopes.js';
+import { problems } from '../../../validation/validator-compiler.js';
 import { PetIdParamsSchema, PetSchema } from './pet.schema.js';
 
 const DEPRECATION_HEADERS = {

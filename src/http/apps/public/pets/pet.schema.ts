@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox';
-import { describeDuration } from '../../../config/durations.js';
-import { IDEMPOTENCY_RETENTION_MS } from '../../../domain/pets/pet-service.js';
-import { NAME_MAX_CODE_POINTS, PAGE_SIZE, PET_STATUSES } from '../../../domain/pets/pet.js';
+import { describeDuration } from '../../../../config/durations.js';
+import { IDEMPOTENCY_RETENTION_MS } from '../../../../domain/pets/pet-service.js';
+import { NAME_MAX_CODE_POINTS, PAGE_SIZE, PET_STATUSES } from '../../../../domain/pets/pet.js';
 
 /**
- * The one description of the pet resource: request validation (src/http/validator-compiler.ts),
+ * The one description of the pet resource: request validation (src/http/validation/validator-compiler.ts),
  * the handlers' types (through the TypeBox type provider) and the OpenAPI document all read these
  * schemas.
  */
@@ -15,7 +15,7 @@ export const Int64 = (options: { description: string; minimum?: number; examples
 
 /**
  * Examples for the OpenAPI document and the /docs page. They are annotations: the validator
- * (src/http/validator-compiler.ts) and the serializer ignore them, and test/http/openapi.test.ts checks
+ * (src/http/validation/validator-compiler.ts) and the serializer ignore them, and test/http/openapi.test.ts checks
  * that each one is valid. Small integers only: a JavaScript number cannot carry every int64.
  */
 const REX = { id: 1, name: 'Rex', categoryId: 3, status: 'available' } as const;

@@ -1,19 +1,19 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import type { Config } from '../config/config.js';
-import type { AdminAdmissionService } from '../domain/admin-tokens/admin-admission.js';
-import type { AdminIdempotency } from '../domain/admin-tokens/admin-idempotency.js';
-import type { KeyManagementService } from '../domain/api-keys/key-management-service.js';
+import type { Config } from '../../../config/config.js';
+import type { AdminAdmissionService } from '../../../domain/admin-tokens/admin-admission.js';
+import type { AdminIdempotency } from '../../../domain/admin-tokens/admin-idempotency.js';
+import type { KeyManagementService } from '../../../domain/api-keys/key-management-service.js';
 import { createAdminGuard } from './admin-token-guard.js';
-import { createBaseApp } from './base-app.js';
-import { ErrorSchema } from './errors/error.schema.js';
-import { refusalWarnings } from './http-server.js';
-import { refuseOtherMethods } from './methods.js';
-import { noRouteFor, refuseUnrouted } from './not-found.js';
-import { ERROR_TABLE, registerOpenApi } from './plugins/openapi.plugin.js';
-import { ADMIN_SCHEMAS } from './routes/admin/key.schema.js';
-import { registerKeyRoutes } from './routes/admin/keys.routes.js';
-import { ADMIN_SCOPE, isUnder } from './scopes.js';
-import type { JsonSchema } from './validator-compiler.js';
+import { createBaseApp } from '../base-app.js';
+import { ErrorSchema } from '../../errors/error.schema.js';
+import { refusalWarnings } from '../../server/api-server.js';
+import { refuseOtherMethods } from '../../methods.js';
+import { noRouteFor, refuseUnrouted } from '../../not-found.js';
+import { ERROR_TABLE, registerOpenApi } from '../../openapi/openapi.plugin.js';
+import { ADMIN_SCHEMAS } from './key.schema.js';
+import { registerKeyRoutes } from './keys.routes.js';
+import { ADMIN_SCOPE, isUnder } from '../../scopes.js';
+import type { JsonSchema } from '../../validation/validator-compiler.js';
 
 /** What the admin app uses, out of the process's services. */
 export interface AdminAppServices {
@@ -44,7 +44,7 @@ ${ERROR_TABLE}`;
 
 /**
  * The admin listener: the admin API under /admin/v1 and nothing else (no /v1, no /docs, no
- * health endpoints), on the same base as the pet API's (src/http/base-app.ts). The caller owns
+ * health endpoints), on the same base as the pet API's (src/http/apps/base-app.ts). The caller owns
  * listening and closing (src/server-main.ts, tests).
  */
 export async function buildAdminApp(deps: {

@@ -1,5 +1,5 @@
-import type { Dependency } from '../domain/ports.js';
-import type { Metrics } from '../telemetry/metrics.js';
+import type { Dependency } from '../../../domain/ports.js';
+import type { Metrics } from '../../../telemetry/metrics.js';
 
 export type ReadinessAnswer =
   | { ready: true; backends: Record<string, string> }
@@ -22,7 +22,7 @@ export class Readiness {
 
   constructor(
     private readonly dependencies: readonly Dependency[],
-    /** Whether the public listener is draining before it stops (src/http/http-server.ts). */
+    /** Whether the public listener is draining before it stops (src/http/server/api-server.ts). */
     private readonly draining: () => boolean,
     private readonly metrics: Metrics,
   ) {}

@@ -2,7 +2,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import { errorBody, ERRORS } from '../../errors/error-table.js';
 import { ErrorSchema } from '../../errors/error.schema.js';
 import type { ErrorCode } from '../../errors/http-error.js';
-import type { OwnExamples } from '../../openapi-responses.js';
+import type { OwnExamples } from '../../openapi/openapi-responses.js';
 
 /** Header docs in the form @fastify/swagger reads (it lifts `description` out of the schema). */
 type Headers = Record<string, { type: string; description: string }>;

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { pino, type Logger, type LoggerOptions } from 'pino';
-import { API_KEY_SEARCH } from '../domain/api-keys/key-format.js';
+import { API_KEY_SEARCH } from '../../domain/api-keys/key-format.js';
 
 /** The query parameters of the interface; no other query value is ever logged. */
 const LOGGED_PARAMETERS = new Set(['limit', 'status', 'cursor']);

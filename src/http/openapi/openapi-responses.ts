@@ -1,7 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
-import { errorBody, ERRORS } from './errors/error-table.js';
-import { ErrorSchema } from './errors/error.schema.js';
-import type { ErrorCode } from './errors/http-error.js';
+import { errorBody, ERRORS } from '../errors/error-table.js';
+import { ErrorSchema } from '../errors/error.schema.js';
+import type { ErrorCode } from '../errors/http-error.js';
 
 type HeaderDoc = Record<string, { description: string; schema: { type: string; format?: string } }>;
 

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import type { Clock } from '../../domain/clock.js';
-import type { PetService } from '../../domain/pets/pet-service.js';
-import type { StoreCopies } from '../../domain/pets/store-copies.js';
-import type { Guard } from '../api-key-guard.js';
-import { noRouteFor, refuseUnrouted } from '../not-found.js';
-import { refuseOtherMethods } from '../methods.js';
+import type { Clock } from '../../../domain/clock.js';
+import type { PetService } from '../../../domain/pets/pet-service.js';
+import type { StoreCopies } from '../../../domain/pets/store-copies.js';
+import type { Guard } from './api-key-guard.js';
+import { noRouteFor, refuseUnrouted } from '../../not-found.js';
+import { refuseOtherMethods } from '../../methods.js';
 import { registerCreatePet } from './pets/create-pet.route.js';
 import { registerGetPet } from './pets/get-pet.route.js';
 import { type PageAnswers, registerListPets } from './pets/list-pets.route.js';
