@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config/config.js';
 import { encodeCursor } from '../src/domain/pets/cursor.js';
 import { createServices } from '../src/services.js';
-import { settleMsFor } from '../src/storage/postgres/postgres-storage.js';
+import { horizonLagMsFor } from '../src/storage/postgres/postgres-storage.js';
 import { runCommand } from './command.js';
 import {
   type DependencyCpu,
@@ -183,16 +183,18 @@ function lastPage(pets: number): string {
 }
 
 /**
- * On PostgreSQL a page is kept in memory only once every id on it has settled, which the service
- * can tell only a while after it began watching the ids (src/storage/postgres/postgres-settled-ids.ts):
+ * On PostgreSQL a page is kept in memory only once every id on it is below the id horizon, which the service
+ * can tell only a while after it began watching the ids (src/storage/postgres/postgres-id-horizon.ts):
  * measuring before then would measure a service that reads every page from the database, which is
  * what a fresh instance does for its first minute, not its steady state.
  */
-async function waitForSettledPages(readyAt: number): Promise<void> {
-  const settleMs = settleMsFor(DEFAULT_STATEMENT_TIMEOUT_MS) + 2_000;
-  const left = readyAt + settleMs - performance.now();
+async function waitForIdHorizon(readyAt: number): Promise<void> {
+  const lagMs = horizonLagMsFor(DEFAULT_STATEMENT_TIMEOUT_MS) + 2_000;
+  const left = readyAt + lagMs - performance.now();
   if (left <= 0) return;
-  progress(`waiting ${(left / 1000).toFixed(0)} s more for the first ids to settle (PostgreSQL)`);
+  progress(
+    `waiting ${(left / 1000).toFixed(0)} s more for the id horizon to pass the first ids (PostgreSQL)`,
+  );
   await new Promise((resolve) => setTimeout(resolve, left));
 }
 
@@ -386,7 +388,7 @@ async function main(options: Options): Promise<void> {
     const key = await createKey(storage.env);
     const keysFile =
       options.keys > 1 ? await createMoreKeys(storage, key, options.keys, dir) : undefined;
-    await storage.settle();
+    await storage.quiesce();
     if (storage.applicationName !== undefined) {
       dependencies = await dependencyCpu({
         postgresUrl: POSTGRES_URL,
@@ -437,7 +439,7 @@ async function main(options: Options): Promise<void> {
     for (const scenario of options.scenarios) {
       for (const side of ['baseline', 'service'] as const) await warmUp(run, scenario, side);
     }
-    if (options.storage === 'postgres') await waitForSettledPages(readyAt);
+    if (options.storage === 'postgres') await waitForIdHorizon(readyAt);
     const measurements: Measurement[] = [];
     for (let round = 1; round <= options.rounds; round++) {
       for (const scenario of options.scenarios) {

@@ -23,7 +23,7 @@ async function main(): Promise<void> {
   const storage = await postgresStorage();
   try {
     await seedPets(PETS, storage.env, progress);
-    await storage.settle();
+    await storage.quiesce();
     const url = storage.env.DATABASE_URL as string;
     const { db } = openPostgres({
       kind: 'postgres',

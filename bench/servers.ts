@@ -38,7 +38,7 @@ export interface Storage {
   /** PostgreSQL: the application_name the service's connections carry, to find its backends. */
   readonly applicationName?: string;
   /** After seeding: what the database would have done on its own by the time a real service runs. */
-  settle(): Promise<void>;
+  quiesce(): Promise<void>;
   /**
    * Runs one SQL statement that both SQLite and PostgreSQL read alike, from outside the service (the
    * soak counts rows with it); resolves the first column of the first row, if any, as a number.
@@ -58,7 +58,7 @@ export function sqliteStorage(dir: string): Storage {
   return {
     description: `SQLite, ${path}`,
     env: { DATABASE_URL: `sqlite:${path}` },
-    settle: async () => undefined,
+    quiesce: async () => undefined,
     async query(text) {
       // A connection of our own, as a second process would have: WAL lets it read while the
       // service writes, and waits for the service's write lock rather than failing.
@@ -102,7 +102,7 @@ export async function postgresStorage(): Promise<Storage> {
     // Statistics for the planner, as autovacuum would gather them within minutes: right after a
     // bulk seed there are none, and PostgreSQL plans list-status as a scan of every matching row
     // followed by a sort (bench/README.md, "Findings").
-    async settle() {
+    async quiesce() {
       await admin(async (client) => {
         const { rows } = await client.query<{ tablename: string }>(
           'SELECT tablename FROM pg_tables WHERE schemaname = $1',

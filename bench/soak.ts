@@ -377,7 +377,7 @@ async function main(options: Options): Promise<void> {
       );
       progress(`${options.expiredRecords} idempotency records past retention inserted`);
     }
-    await store.settle();
+    await store.quiesce();
 
     const env = options.hostileForwardedFor ? { ...store.env, TRUST_PROXY: 'true' } : store.env;
     server = await startService('service', env, dir);

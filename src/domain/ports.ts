@@ -57,7 +57,7 @@ export interface PetStore {
    * (PostgreSQL) it lags behind by the longest a transaction can take, and starts again from 0
    * when the store generation changes. Synchronous: no I/O.
    */
-  settledThrough(): number;
+  idHorizon(): number;
   /** Bulk insert for `petstore seed`, all or nothing; returns how many were inserted. */
   insertMany(inputs: readonly NewPet[]): Promise<number>;
 }
@@ -83,7 +83,7 @@ export interface StoreGeneration {
   /**
    * Reads the generation from the database now. Called about once a second by every serving
    * instance; a backend may piggy-back its own once-a-second bookkeeping on it (PostgreSQL: the
-   * settle horizon of PetStore.settledThrough, which it resets when the generation changes).
+   * id horizon of PetStore.idHorizon, which it resets when the generation changes).
    */
   read(): Promise<GenerationReading>;
   /** Starts a new generation: every instance drops its copies at its next read. */
@@ -239,12 +239,12 @@ export interface Storage {
    */
   backup?(destination: string, options: { overwrite: boolean }): Promise<BackupOutcome>;
   /**
-   * Settles now the writes whose commit has ended but whose answer has not been taken yet; cheap
+   * Delivers now the replies of writes whose commit has ended but whose reply has not been taken yet; cheap
    * when there is none. The server calls it as each request arrives, so that an acknowledged
    * write does not wait for the event loop's next poll. Only where commits end off the event loop
    * (SQLite's commit worker).
    */
-  settleCommitted?(): void;
+  pollCommitReplies?(): void;
   /**
    * Finishes the writes under way, then closes. With `deadlineMs`, writes still waiting then (for
    * a lock, a stalled disk) fail with DependencyUnavailableError (503) and the close goes on, so

@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { KEY_SEQ_SETTLE_MS, KnownKeyHashes } from '../../src/domain/api-keys/known-key-hashes.js';
+import {
+  KEY_SEQ_CERTAIN_AFTER_MS,
+  KnownKeyHashes,
+} from '../../src/domain/api-keys/known-key-hashes.js';
 import type { ApiKeyStore } from '../../src/domain/ports.js';
 import { createStorage } from '../../src/storage/create-storage.js';
 
@@ -54,13 +57,13 @@ describe('KnownKeyHashes', () => {
     expect(await known.has(late)).toBe(true);
   });
 
-  it('stops reading a number again once it has settled, so loads stay small', async () => {
+  it('stops reading a number again once it is certain, so loads stay small', async () => {
     let now = 0;
     const store = new CommitOrderStore();
     const known = new KnownKeyHashes(store, () => now);
     store.committed.push({ hash: hash(), seq: 5 });
     await known.has(hash());
-    now += KEY_SEQ_SETTLE_MS + 1;
+    now += KEY_SEQ_CERTAIN_AFTER_MS + 1;
     await known.has(hash());
     now += 1_000;
     await known.has(hash());

@@ -46,21 +46,21 @@ describe('PetService.create with an Idempotency-Key', () => {
 });
 
 describe('PetService.list', () => {
-  it('calls a full page final only when the pet after it has settled', async () => {
+  it('calls a full page final only when the pet after it is below the id horizon', async () => {
     const storage = await createStorage({ kind: 'sqlite', path: ':memory:' }, { migrate: true });
     try {
       for (let i = 0; i < 3; i++) await storage.pets.create({ name: `P${i}`, categoryId: 1n });
-      let settled = 0;
+      let horizon = 0;
       const pets = new PetService(
-        overlayStorage(storage, { pets: { settledThrough: () => settled } }).pets,
+        overlayStorage(storage, { pets: { idHorizon: () => horizon } }).pets,
         storage.idempotency,
         new TestClock(),
       );
       const page = () => pets.list({ limit: 2 });
       expect((await page()).final).toBe(false);
-      settled = 2;
+      horizon = 2;
       expect((await page()).final).toBe(false);
-      settled = 3;
+      horizon = 3;
       expect((await page()).final).toBe(true);
       // The last page is never final: more pets may come.
       expect((await pets.list({ limit: 5 })).final).toBe(false);

@@ -41,7 +41,7 @@ function handTimer(): { every: Every; fire(): void; stopped: () => boolean } {
 
 const BUDGETS = { pets: 100_000, pages: 100_000 };
 const copy = (body: string) => ({ body });
-const settle = () => new Promise((resolve) => setImmediate(resolve));
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 function setUp() {
   const generation = new HandGeneration();
@@ -71,13 +71,13 @@ describe('StoreCopies', () => {
     expect(copies.pets.size.entries + copies.pages.size.entries).toBe(2);
 
     timer.fire(); // same generation: nothing happens
-    await settle();
+    await nextTurn();
     expect(keyDrops()).toBe(0);
     expect((await pet()).body).toBe('pet #1');
 
     await generation.bump();
     timer.fire();
-    await settle();
+    await nextTurn();
     expect(copies.pets.size.entries + copies.pages.size.entries).toBe(0);
     expect(keyDrops()).toBe(1);
     expect(drops).toEqual([{ from: 'g1', to: 'g1+', copies: 2 }]);
@@ -93,7 +93,7 @@ describe('StoreCopies', () => {
       await new Promise<void>((resolve) => (release = resolve));
       return copy('read before the restore');
     });
-    await settle();
+    await nextTurn();
     await generation.bump();
     expect(await copies.check()).toBe(true);
     release();
@@ -140,7 +140,7 @@ describe('StoreCopies', () => {
     await copies.pet(1n, async () => copy('a'));
     expect(generation.reads).toBe(1);
     timer.fire();
-    await settle();
+    await nextTurn();
     expect(generation.reads).toBe(2);
     copies.close();
     expect(timer.stopped()).toBe(true);

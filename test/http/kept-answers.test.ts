@@ -64,7 +64,7 @@ const LIST_ANSWERED = { operation: 'listPets', method: 'GET', status: '200' };
 const grew = (before: string, after: string, name: string, labels: Record<string, string>) =>
   sample(after, name, labels) - sample(before, name, labels);
 
-// PostgreSQL keeps a page only once its ids settled, a minute after they were taken.
+// PostgreSQL keeps a page only once its ids are below the id horizon, a minute after they were taken.
 const pagesKeptAtOnce = TEST_BACKEND === 'sqlite';
 // Only SQLite reads synchronously: on PostgreSQL a page not kept goes to the route.
 const readsNow = TEST_BACKEND === 'sqlite';

@@ -14,7 +14,7 @@ describe('statementName', () => {
       ['select * from "api_keys" where "hash" = $1', 'key_by_hash'],
       ['select * from "api_keys" where "previous_hash" = $1', 'key_by_hash'],
       ['DO $$ BEGIN ... END $$', 'readiness_check'],
-      ['\n      SELECT (SELECT max(id) FROM pets) AS max_id, concat_ws(...)', 'settle_poll'],
+      ['\n      SELECT (SELECT max(id) FROM pets) AS max_id, concat_ws(...)', 'id_horizon_poll'],
       ['update "api_keys" set "last_used_at" = $1 where "id" = $2', 'api_keys_update'],
       ['UPDATE store_generation SET value = value + 1 WHERE id = 1', 'store_generation_update'],
       ['delete from "key_usage" where "day" < $1', 'key_usage_delete'],

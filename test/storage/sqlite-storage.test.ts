@@ -141,29 +141,29 @@ describe('SQLite storage specifics', () => {
     }
   });
 
-  it('settles a commit the worker answered when settleCommitted is called, without a turn of the event loop', async () => {
+  it('delivers the reply of a commit the worker answered when pollCommitReplies is called, without a turn of the event loop', async () => {
     const storage = createSqliteStorage(tempPath());
     try {
       await storage.migrate();
       await storage.pets.create({ name: 'Worker started', categoryId: 1n });
       let created: unknown;
-      void storage.pets.create({ name: 'Settled', categoryId: 2n }).then((pet) => {
+      void storage.pets.create({ name: 'Replied', categoryId: 2n }).then((pet) => {
         created = pet;
       });
       // The group goes to the worker at the next check phase; then only microtasks run here, so
-      // the answer's message event cannot fire: what settles the create is settleCommitted.
+      // the answer's message event cannot fire: what delivers the create's reply is pollCommitReplies.
       await new Promise((resolve) => setImmediate(resolve));
-      const spin = async (ms: number, settle: boolean) => {
+      const spin = async (ms: number, poll: boolean) => {
         const until = performance.now() + ms;
         while (created === undefined && performance.now() < until) {
-          if (settle) storage.settleCommitted?.();
+          if (poll) storage.pollCommitReplies?.();
           await null;
         }
       };
       await spin(200, false);
       expect(created).toBeUndefined();
       await spin(5_000, true);
-      expect(created).toMatchObject({ name: 'Settled', categoryId: 2n });
+      expect(created).toMatchObject({ name: 'Replied', categoryId: 2n });
     } finally {
       await storage.close();
     }

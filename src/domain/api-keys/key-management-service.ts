@@ -282,7 +282,7 @@ export class KeyManagementService {
       revokedAt: { from: null, to: iso(now) },
     });
     if (!(await this.store.revoke(keyId, now, audit))) throw domainErrors.keyNotFound(keyId);
-    return this.settled(keyId);
+    return this.viewAfterChange(keyId);
   }
 
   /**
@@ -300,7 +300,7 @@ export class KeyManagementService {
     // Best effort: a store this process cannot reach (or its own, in memory) is lifted by each
     // server when it reads the key's unban time, within the key cache lifetime.
     await this.limiter.liftBan(keyId).catch(() => undefined);
-    return this.settled(keyId);
+    return this.viewAfterChange(keyId);
   }
 
   /**
@@ -394,11 +394,11 @@ export class KeyManagementService {
     if (!(await this.store.update(before.id, update, audit))) {
       throw domainErrors.keyNotFound(before.id);
     }
-    return this.settled(before.id);
+    return this.viewAfterChange(before.id);
   }
 
   /** After a change: out of this cache, announced to the others, read back as stored. */
-  private async settled(keyId: string): Promise<KeyView> {
+  private async viewAfterChange(keyId: string): Promise<KeyView> {
     this.apiKeys.forget(keyId);
     await this.apiKeys.announce(keyId);
     const record = await this.existing(keyId);

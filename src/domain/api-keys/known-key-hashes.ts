@@ -8,22 +8,22 @@ const MIN_RELOAD_INTERVAL_MS = 100;
  * become visible after keys with higher numbers; once this long has passed since a number was seen,
  * every lower number has committed or never will.
  */
-export const KEY_SEQ_SETTLE_MS = 60_000;
+export const KEY_SEQ_CERTAIN_AFTER_MS = 60_000;
 
 /**
  * Which key hashes exist, loaded incrementally from storage by the keys' sequence numbers (unlike
  * creation times, they do not depend on the clock of the host that created the key). It lets an
  * address that is over its budget still use a real key, without letting made-up keys cause a
  * storage lookup each: however many arrive, storage sees at most one small query per interval.
- * Each load reads again the keys numbered since what was seen KEY_SEQ_SETTLE_MS ago, so a key
+ * Each load reads again the keys numbered since what was seen KEY_SEQ_CERTAIN_AFTER_MS ago, so a key
  * that committed late behind a higher number is still found. Only a 16-hex-digit prefix is kept
  * per key; a collision merely allows one lookup.
  */
 export class KnownKeyHashes {
   private readonly prefixes = new Set<string>();
   /** Every key numbered at or below it is loaded. */
-  private settledSeq = 0;
-  /** The highest number each recent load saw, and when: the candidates for settledSeq. */
+  private certainSeq = 0;
+  /** The highest number each recent load saw, and when: the candidates for certainSeq. */
   private seen: Array<{ seq: number; at: number }> = [];
   private lastLoad = Number.NEGATIVE_INFINITY;
   private loading: Promise<void> | undefined;
@@ -72,17 +72,17 @@ export class KnownKeyHashes {
   private async loadOnce(): Promise<void> {
     const startedAt = this.monotonicNow();
     this.lastLoad = startedAt;
-    // What was seen long enough before this load began is settled once this load has read it.
-    const settled = this.seen.filter((s) => s.at <= startedAt - KEY_SEQ_SETTLE_MS);
-    const rows = await this.store.hashesAfter(this.settledSeq);
-    let highest = this.settledSeq;
+    // What was seen long enough before this load began is certain once this load has read it.
+    const certain = this.seen.filter((s) => s.at <= startedAt - KEY_SEQ_CERTAIN_AFTER_MS);
+    const rows = await this.store.hashesAfter(this.certainSeq);
+    let highest = this.certainSeq;
     for (const row of rows) {
       this.prefixes.add(row.hash.slice(0, 16));
       if (row.seq > highest) highest = row.seq;
     }
-    for (const s of settled) if (s.seq > this.settledSeq) this.settledSeq = s.seq;
+    for (const s of certain) if (s.seq > this.certainSeq) this.certainSeq = s.seq;
     this.seen = [
-      ...this.seen.filter((s) => s.at > startedAt - KEY_SEQ_SETTLE_MS),
+      ...this.seen.filter((s) => s.at > startedAt - KEY_SEQ_CERTAIN_AFTER_MS),
       { seq: highest, at: startedAt },
     ];
   }

@@ -12,7 +12,7 @@ export interface ListPetsResult {
   nextCursor?: string;
   /**
    * True when this page can never change: it is full, and no pet can appear among its ids later
-   * (v1 neither updates nor deletes pets, and every id up to the next page's first has settled).
+   * (v1 neither updates nor deletes pets, and every id up to the next page's first is below the id horizon).
    */
   final: boolean;
 }
@@ -70,7 +70,7 @@ export class PetService {
     return {
       pets,
       nextCursor: encodeCursor(last.id, query.status),
-      final: next.id <= this.pets.settledThrough(),
+      final: next.id <= this.pets.idHorizon(),
     };
   }
 

@@ -49,7 +49,7 @@ export interface BaseAppOptions {
   serveFirst?: ServeFirst;
   /** The access log, when the caller made it (accessLogFor); else made here the same way. */
   access?: AccessLog | undefined;
-  /** Runs as each request arrives (Storage.settleCommitted). */
+  /** Runs as each request arrives (Storage.pollCommitReplies). */
   onArrival?: (() => void) | undefined;
 }
 

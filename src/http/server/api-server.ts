@@ -36,7 +36,7 @@ export interface ApiServerOptions {
   readonly timeouts: Timeouts;
   /** Told of every connection closed at once for being over a cap. */
   readonly onRefused: (cap: ConnectionCap, address: string) => void;
-  /** Runs as each request arrives, before it is served (Storage.settleCommitted). */
+  /** Runs as each request arrives, before it is served (Storage.pollCommitReplies). */
   readonly onArrival?: () => void;
 }
 

@@ -148,7 +148,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
     // The first 429 in a window is free; `after` more are tolerated; the next one starts a ban.
     if (ban && refused.some((i) => (slots[i * SLOT + 2] ?? 0) > ban.after + 1)) {
       entry.ban = { startedAt: now, until: now + ban.durationMs };
-      // A ban settles the offence: after it, the key gets its full tolerance again.
+      // A ban ends the offence: after it, the key gets its full tolerance again.
       forgetRefusals(slots);
       this.file(entry, subject, windows, now);
       return { kind: 'banned', used: usedOf(slots, windows.length), ban: entry.ban, started: true };

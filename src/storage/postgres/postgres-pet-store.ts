@@ -3,7 +3,7 @@ import type { NewPet, Pet, PetStatus } from '../../domain/pets/pet.js';
 import { DependencyUnavailableError } from '../../domain/errors.js';
 import type { IdempotentCreate, IdempotentOutcome, PetStore } from '../../domain/ports.js';
 import type { Database } from '../sql/database.js';
-import { GroupCommit, type Settled } from '../sql/group-commit.js';
+import { GroupCommit, type Outcome } from '../sql/group-commit.js';
 import { isPageRowCount, petQueries } from '../sql/pet-queries.js';
 import { checkedPetId, keyOutcome, toPet, toRow } from '../sql/pet-rows.js';
 import { bind, type CompiledQueryPlan, compileOnce } from '../sql/prepared-sql.js';
@@ -80,8 +80,8 @@ export class PostgresPetStore implements PetStore {
 
   constructor(
     private readonly db: Kysely<Database>,
-    /** Where ids are settled (see postgres-settled-ids.ts). */
-    readonly settledThrough: () => number,
+    /** The id horizon (see postgres-id-horizon.ts). */
+    readonly idHorizon: () => number,
     poolMax: number,
     private readonly now: () => number = Date.now,
   ) {
@@ -146,7 +146,7 @@ export class PostgresPetStore implements PetStore {
    * One transaction for the group. If it fails for anything but an outage, each create is tried
    * again on its own, so one bad row fails alone.
    */
-  private async commitCreates(group: readonly NewPet[]): Promise<Array<Settled<Pet>>> {
+  private async commitCreates(group: readonly NewPet[]): Promise<Array<Outcome<Pet>>> {
     try {
       const pets = await this.db.transaction().execute(async (trx) => {
         const created: Pet[] = [];
@@ -162,8 +162,8 @@ export class PostgresPetStore implements PetStore {
             .transaction()
             .execute((trx) => insertPet(trx, input, this.now()))
             .then(
-              (value): Settled<Pet> => ({ ok: true, value }),
-              (failure: unknown): Settled<Pet> => ({ ok: false, error: failure }),
+              (value): Outcome<Pet> => ({ ok: true, value }),
+              (failure: unknown): Outcome<Pet> => ({ ok: false, error: failure }),
             ),
         ),
       );

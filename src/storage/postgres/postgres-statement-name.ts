@@ -21,8 +21,8 @@ const KNOWN: ReadonlyArray<readonly [RegExp, string]> = [
   [/^select .* from "api_keys" where "(previous_)?hash" = \$1$/s, 'key_by_hash'],
   [/^select .* from "api_keys" where "id" = \$1$/s, 'key_by_id'],
   [/^do \$\$/, 'readiness_check'],
-  // The once-a-second poll of postgres-settled-ids.ts.
-  [/^select \(select max\(id\) from pets\)/, 'settle_poll'],
+  // The once-a-second poll of postgres-id-horizon.ts.
+  [/^select \(select max\(id\) from pets\)/, 'id_horizon_poll'],
 ];
 
 const COMMANDS = ['select', 'insert', 'update', 'delete', 'with'];

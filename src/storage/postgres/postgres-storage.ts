@@ -15,7 +15,7 @@ import {
   openPostgres,
   type PostgresConfig,
 } from './postgres-connection.js';
-import { SettledIds } from './postgres-settled-ids.js';
+import { IdHorizon } from './postgres-id-horizon.js';
 import { POSTGRES_MIGRATIONS } from './postgres-migrations.js';
 import { PostgresPetStore } from './postgres-pet-store.js';
 import { bumpStoreGeneration, PostgresStoreGeneration } from './postgres-store-generation.js';
@@ -75,11 +75,11 @@ function postgresWrites(db: Kysely<Database>): SqlWrites {
 }
 
 /**
- * How long after an id became visible every lower id has settled. A transaction inserting pets
+ * How long after an id became visible every lower id has committed or will never appear. A transaction inserting pets
  * runs a few statements, each within the statement timeout, with pauses the server cuts at
  * IDLE_IN_TRANSACTION_TIMEOUT_MS; past both, its ids have committed or never will.
  */
-export function settleMsFor(statementTimeoutMs: number): number {
+export function horizonLagMsFor(statementTimeoutMs: number): number {
   return IDLE_IN_TRANSACTION_TIMEOUT_MS + 4 * statementTimeoutMs;
 }
 
@@ -133,8 +133,8 @@ export function createPostgresStorage(
 ): PostgresStorage {
   const { db, writeFailures, poolCounts } = openPostgres(config, observer);
   observer.watchPool(poolCounts);
-  const settled = new SettledIds(db, settleMsFor(config.statementTimeoutMs));
-  const pets = new PostgresPetStore(db, () => settled.settledThrough(), config.poolMax);
+  const horizon = new IdHorizon(db, horizonLagMsFor(config.statementTimeoutMs));
+  const pets = new PostgresPetStore(db, () => horizon.idHorizon(), config.poolMax);
   const writes = postgresWrites(db);
   const traits = postgresTraits(db, time);
   let closed = false;
@@ -145,7 +145,7 @@ export function createPostgresStorage(
     keyAudit: new SqlKeyAuditStore(db),
     keyUsage: new SqlKeyUsageStore(db, writes),
     idempotency: new SqlIdempotencyStore(db, writes, traits),
-    generation: new PostgresStoreGeneration(db, settled),
+    generation: new PostgresStoreGeneration(db, horizon),
     adminTokens: new SqlAdminTokenStore(db, writes),
     adminIdempotency: new SqlAdminIdempotencyStore(db, writes),
     migrate: () =>

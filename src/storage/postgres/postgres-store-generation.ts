@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { GenerationReading, StoreGeneration } from '../../domain/ports.js';
 import type { Database } from '../sql/database.js';
-import type { SettledIds } from './postgres-settled-ids.js';
+import type { IdHorizon } from './postgres-id-horizon.js';
 
 /**
  * The store generation on PostgreSQL, as one text value of three parts:
@@ -12,7 +12,7 @@ import type { SettledIds } from './postgres-settled-ids.js';
  * - when the server started: a point-in-time recovery, a failover to a replica or a restore of a
  *   file-level backup all restart it (and a plain restart merely drops the copies once).
  * A restore of data only into the existing tables changes none of these: `petstore cache-reset`
- * after it (docs/caching.md), though a highest id that falls is noticed too (SettledIds).
+ * after it (docs/caching.md), though a highest id that falls is noticed too (IdHorizon).
  */
 export const STORE_GENERATION_SQL = sql<string>`concat_ws(':',
   (SELECT value FROM store_generation WHERE id = 1),
@@ -22,12 +22,12 @@ export const STORE_GENERATION_SQL = sql<string>`concat_ws(':',
 export class PostgresStoreGeneration implements StoreGeneration {
   constructor(
     private readonly db: Kysely<Database>,
-    /** Its poll reads the generation and the settle horizon in one query. */
-    private readonly settled: SettledIds,
+    /** Its poll reads the generation and the id horizon in one query. */
+    private readonly horizon: IdHorizon,
   ) {}
 
   read(): Promise<GenerationReading> {
-    return this.settled.poll();
+    return this.horizon.poll();
   }
 
   async bump(): Promise<void> {

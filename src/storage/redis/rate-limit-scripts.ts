@@ -108,7 +108,7 @@ end
 if startBan then
   redis.call('HSET', KEYS[1], 'startedAt', now, 'until', now + banMs)
   redis.call('PEXPIRE', KEYS[1], banMs + grace)
-  -- A ban settles the offence: after it, the key gets its full tolerance again.
+  -- A ban ends the offence: after it, the key gets its full tolerance again.
   for i = 1, windows do redis.call('HDEL', keys[i], 'refused') end
   return {'banned', used, now, now + banMs, 1, restored, now}
 end

@@ -128,7 +128,7 @@ export class RedisRateLimitStore implements RateLimitStore {
       }
       const asked = this.lease(subject, state, request, cap);
       if (cap > 1) {
-        // Settles with the lease, never rejects: the waiters only need to know it is over.
+        // Resolves with the lease, never rejects: the waiters only need to know it is over.
         const pending: Promise<unknown> = asked.then(
           () => undefined,
           () => undefined,

@@ -1,5 +1,5 @@
 /** What one write of a group came to: its value, or the error that failed it alone. */
-export type Settled<R> = { ok: true; value: R } | { ok: false; error: unknown };
+export type Outcome<R> = { ok: true; value: R } | { ok: false; error: unknown };
 
 /** The most writes one group takes; more wait for the next. */
 export const MAX_GROUP = 500;
@@ -14,7 +14,7 @@ export interface GroupCommitOptions<W, R> {
    * Commits the group (one transaction where it can) and says how each write came out, in order.
    * Rejects only when none of the group is stored (an outage, a failed commit).
    */
-  commit(group: readonly W[]): Promise<ReadonlyArray<Settled<R>>>;
+  commit(group: readonly W[]): Promise<ReadonlyArray<Outcome<R>>>;
 }
 
 interface Waiting<W, R> {
@@ -44,7 +44,7 @@ export class GroupCommit<W, R> {
     });
   }
 
-  /** Resolves once every write submitted so far is settled: each was promised an answer. */
+  /** Resolves once every write submitted so far has its outcome: each was promised an answer. */
   drain(): Promise<void> {
     if (this.pending.length === 0 && this.inFlight === 0) return Promise.resolve();
     return new Promise((resolve) => this.idle.push(resolve));

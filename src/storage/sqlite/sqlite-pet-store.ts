@@ -116,7 +116,7 @@ export class SqlitePetStore implements PetStore {
   }
 
   /** One writer at a time, ids taken inside it: a visible id means every lower one is visible. */
-  settledThrough(): number {
+  idHorizon(): number {
     return MAX_PET_ID;
   }
 

@@ -74,7 +74,7 @@ export function createSqliteStorage(
     },
     // What the connection that commits uses (the worker's, for a file), not the reading one's.
     durability: () => writer.durability(),
-    settleCommitted: () => writer.settleCommitted(),
+    pollCommitReplies: () => writer.pollCommitReplies(),
     backup: (destination, backupOptions) => {
       guard();
       return backupSqlite(raw, destination, backupOptions);

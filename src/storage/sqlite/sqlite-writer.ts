@@ -12,7 +12,7 @@ import type { DurabilitySettings } from '../../domain/ports.js';
 import { NO_STORAGE_OBSERVER, type StorageObserver } from '../observer.js';
 import type { Database } from '../sql/database.js';
 import type { SqlWrites } from '../sql/dialect-traits.js';
-import { GroupCommit, type Settled } from '../sql/group-commit.js';
+import { GroupCommit, type Outcome } from '../sql/group-commit.js';
 import { type KeyParams, petQueries } from '../sql/pet-queries.js';
 import type { toRow } from '../sql/pet-rows.js';
 import { compileOnce } from '../sql/prepared-sql.js';
@@ -166,9 +166,9 @@ export class SqliteWriter implements SqlWrites {
     return this.open().durability();
   }
 
-  /** Settles the writes whose commit the worker has answered (see WorkerCommitter.settleAnswered). */
-  settleCommitted(): void {
-    if (this.committer instanceof WorkerCommitter) this.committer.settleAnswered();
+  /** Delivers the replies of writes whose commit the worker has answered (see WorkerCommitter.takeReplies). */
+  pollCommitReplies(): void {
+    if (this.committer instanceof WorkerCommitter) this.committer.takeReplies();
   }
 
   /**
@@ -216,7 +216,7 @@ export class SqliteWriter implements SqlWrites {
 
   private async commit(
     entries: readonly Entry[],
-  ): Promise<ReadonlyArray<Settled<WriteOutcome | undefined>>> {
+  ): Promise<ReadonlyArray<Outcome<WriteOutcome | undefined>>> {
     if (this.closing?.expired === true) throw this.unavailable('the SQLite writer was closed');
     // Writes that were already waiting when writes last failed as an outage (a lock that stayed
     // taken for the whole busy timeout, a full disk) are answered with that failure now rather
@@ -245,7 +245,7 @@ export class SqliteWriter implements SqlWrites {
       this.committingSince = undefined;
     }
     let next = 0;
-    return entries.map((entry): Settled<WriteOutcome | undefined> => {
+    return entries.map((entry): Outcome<WriteOutcome | undefined> => {
       if (stale(entry) && failure !== undefined) return { ok: false, error: failure.error };
       if (entry.write.kind === 'probe') return { ok: true, value: undefined };
       const result = results[next++];
@@ -341,7 +341,7 @@ interface AnswerChannel {
 /** Sends groups to a worker thread that commits them on a connection of its own. */
 class WorkerCommitter implements Committer {
   private worker: Worker | undefined;
-  /** Settles when the current worker has opened its connection, or failed to. */
+  /** Resolves when the current worker has opened its connection, or failed to. */
   private started: Promise<void> = Promise.resolve();
   /** Why no worker can commit now; cleared by the next worker that starts. */
   private down: DependencyUnavailableError | undefined;
@@ -427,7 +427,7 @@ class WorkerCommitter implements Committer {
   }
 
   private start(): void {
-    // Answers come on a channel of their own, counted in shared memory, so that settleAnswered
+    // Answers come on a channel of their own, counted in shared memory, so that takeReplies
     // can take them between two requests (receiveMessageOnPort) instead of at the event loop's
     // next poll.
     const { port1: answers, port2 } = new MessageChannel();
@@ -469,13 +469,13 @@ class WorkerCommitter implements Committer {
   }
 
   /**
-   * Settles now the asks the worker has answered: called as each request arrives (through
-   * Storage.settleCommitted), it answers a commit that ended while the event loop was busy with
+   * Delivers now the replies the worker has sent: called as each request arrives (through
+   * Storage.pollCommitReplies), it answers a commit that ended while the event loop was busy with
    * other requests at once, where the message event would come only at the loop's next poll (1.2
    * ms later at the median under mix load, 4 ms at p99: bench/README finding 19). One load of
    * shared memory when there is nothing to take.
    */
-  settleAnswered(): void {
+  takeReplies(): void {
     const channel = this.channel;
     if (channel === undefined || Atomics.load(channel.answered, 0) === channel.taken) return;
     this.takeAll(channel);

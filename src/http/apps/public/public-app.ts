@@ -43,8 +43,8 @@ export interface AppServices {
   readonly dependencies: readonly Dependency[];
   /** Shared by every listener of the process and told of storage and Redis (src/services.ts). */
   readonly metrics: Metrics;
-  /** Asked as each request arrives to settle the writes whose commit ended. */
-  readonly storage: Pick<Storage, 'settleCommitted'>;
+  /** Asked as each request arrives to deliver the replies of writes whose commit ended. */
+  readonly storage: Pick<Storage, 'pollCommitReplies'>;
 }
 
 export interface AppDependencies {
@@ -59,8 +59,10 @@ const GET_HEAD = ['GET', 'HEAD'];
 const SHARED_SCHEMAS = [PetStatusSchema, NewPetSchema, PetSchema, PetsSchema, ErrorSchema];
 
 // Looked up at each call, not bound once: the method may be replaced after the app is built (tests).
-const settleCommitted = (storage: Pick<Storage, 'settleCommitted'>): (() => void) | undefined =>
-  storage.settleCommitted === undefined ? undefined : () => storage.settleCommitted?.();
+const pollCommitReplies = (
+  storage: Pick<Storage, 'pollCommitReplies'>,
+): (() => void) | undefined =>
+  storage.pollCommitReplies === undefined ? undefined : () => storage.pollCommitReplies?.();
 
 /** Builds the application; the caller owns listening and closing (src/server-main.ts, tests). */
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
@@ -103,7 +105,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       : {}),
     schemas: SHARED_SCHEMAS as JsonSchema[],
     // An acknowledged write is answered as soon as its commit ended, not at the next poll.
-    onArrival: settleCommitted(deps.services.storage),
+    onArrival: pollCommitReplies(deps.services.storage),
     onConnectionRefused: (self, cap, address) => {
       metrics.connectionsRefused.inc({ cap });
       warnRefused(self.log, cap, address);

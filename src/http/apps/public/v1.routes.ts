@@ -17,7 +17,7 @@ export interface V1Dependencies {
   publicBaseUrl: string;
   /** With CORS on, OPTIONS belongs to the preflight handler and is not refused here. */
   corsEnabled: boolean;
-  /** The copies of pets and full settled pages, and when they may be kept. */
+  /** The copies of pets and full pages below the id horizon, and when they may be kept. */
   copies: StoreCopies;
   /** How pages become the bytes sent, shared with the path before Fastify. */
   pageAnswers: PageAnswers;

@@ -7,8 +7,8 @@ import { STORE_GENERATION_SQL } from './postgres-store-generation.js';
  * PostgreSQL takes a pet's id from its sequence when the INSERT runs, before the transaction
  * commits, so a pet with a lower id than one already visible may still appear. Once a transaction
  * can no longer be running, every id it took has committed or never will: ids up to the highest
- * one visible `settleMs` ago have settled. Each poll records the highest visible id, and
- * settledThrough answers from that history without I/O on the request path.
+ * one visible `lagMs` ago have committed or will never appear. Each poll records the highest visible id, and
+ * idHorizon answers from that history without I/O on the request path.
  *
  * The poll is the store generation's read (PostgresStoreGeneration): one query a second, made
  * while the instance keeps copies (src/domain/pets/store-copies.ts), reads both in one snapshot.
@@ -16,9 +16,9 @@ import { STORE_GENERATION_SQL } from './postgres-store-generation.js';
  * rows deleted by hand), the history starts over from nothing, and the generation it reports
  * changes too, so the copies are dropped in the same step.
  */
-export class SettledIds {
+export class IdHorizon {
   private history: Array<{ at: number; maxId: number }> = [];
-  private settled = 0;
+  private horizon = 0;
   /** The generation as the database names it, and the highest id seen within it. */
   private base: string | undefined;
   private highest = 0;
@@ -28,30 +28,30 @@ export class SettledIds {
   constructor(
     private readonly db: Kysely<Database>,
     /** Longer than any transaction that inserts pets can run (see postgres-storage.ts). */
-    private readonly settleMs: number,
+    private readonly lagMs: number,
     private readonly monotonicNow: () => number = () => performance.now(),
   ) {}
 
-  /** See PetStore.settledThrough. */
-  settledThrough(): number {
-    const cutoff = this.monotonicNow() - this.settleMs;
+  /** See PetStore.idHorizon. */
+  idHorizon(): number {
+    const cutoff = this.monotonicNow() - this.lagMs;
     while (this.history.length > 0 && (this.history[0]?.at ?? Infinity) <= cutoff) {
       const seen = this.history.shift();
-      if (seen !== undefined && seen.maxId > this.settled) this.settled = seen.maxId;
+      if (seen !== undefined && seen.maxId > this.horizon) this.horizon = seen.maxId;
     }
-    return this.settled;
+    return this.horizon;
   }
 
   /**
    * Records the highest id visible now and returns the store generation read with it. A failed
-   * poll throws and just leaves a gap in the history: nothing new settles until one succeeds.
+   * poll throws and just leaves a gap in the history: the horizon does not move until one succeeds.
    */
   async poll(): Promise<GenerationReading> {
     const { rows } = await sql<{ max_id: bigint | null; generation: string; keys: string | null }>`
       SELECT (SELECT max(id) FROM pets) AS max_id, ${STORE_GENERATION_SQL} AS generation,
         (SELECT value FROM api_key_changes WHERE id = 1)::text AS keys`.execute(this.db);
     const row = rows[0];
-    if (row === undefined) throw new Error('the settle poll returned no row');
+    if (row === undefined) throw new Error('the id horizon poll returned no row');
     // Timed when the answer arrived: the snapshot it read was taken at that moment at the latest.
     const at = this.monotonicNow();
     const maxId = Number(row.max_id ?? 0);
@@ -60,7 +60,7 @@ export class SettledIds {
       if (fellBack) this.fallsBack += 1;
       this.base = row.generation;
       this.history = [];
-      this.settled = 0;
+      this.horizon = 0;
       this.highest = 0;
     }
     this.highest = Math.max(this.highest, maxId);
