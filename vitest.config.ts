@@ -1,6 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { homedir } from 'node:os';
 import { join, relative } from 'node:path';
 import { defineConfig, type ViteUserConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
@@ -104,7 +103,8 @@ export const config = defineConfig(async (): Promise<ViteUserConfig> => {
       sequence: { sequencer: LongestFirst },
       experimental: {
         fsModuleCache: true,
-        fsModuleCachePath: join(homedir(), '.cache', 'petstore', 'vitest-modules'),
+        // In the clone: runs of two clones at once (CI beside a developer's run) never share it.
+        fsModuleCachePath: join(import.meta.dirname, 'node_modules', '.vitest-modules'),
       },
       projects: [
         { extends: true, test: { name: 'embedded', include: ['test/**/*.test.ts'] } },
