@@ -15,7 +15,7 @@ import { samplePet } from '../src/cli/commands/seed.js';
 import { decodeCursor, encodeCursor } from '../src/domain/pets/cursor.js';
 import { GET_PET_DEPRECATED_AT, GET_PET_SUNSET_HTTP_DATE } from '../src/domain/pets/deprecation.js';
 import { isPetStatus, type PetStatus } from '../src/domain/pets/pet.js';
-import { API_HEADERS } from '../src/http/plugins/security-headers.plugin.js';
+import { EVERY_ANSWER_HEADERS } from '../src/http/answers/response-headers.js';
 
 export interface BaselineConfig {
   port: number;
@@ -279,7 +279,7 @@ export function startBaseline(config: BaselineConfig): void {
       response.writeHead(200, { 'content-type': JSON_TYPE }).end('{"status":"ready"}');
       return;
     }
-    const headers: Headers = { ...API_HEADERS, 'x-request-id': randomUUID() };
+    const headers: Headers = { ...EVERY_ANSWER_HEADERS, 'x-request-id': randomUUID() };
     let result: Answer;
     const counters = countersByAuthorization.get(request.headers.authorization ?? '');
     if (counters === undefined) {

@@ -2,9 +2,9 @@ import { type Config, ConfigError, loadConfigFromProcess } from './config/config
 import { buildAdminApp } from './http/apps/admin/admin-app.js';
 import { buildApp } from './http/apps/public/public-app.js';
 import type { FastifyBaseLogger } from 'fastify';
+import type { DestinationStream } from 'pino';
 import { ApiServer } from './http/server/api-server.js';
 import { buildOpsApp } from './http/apps/ops/ops-app.js';
-import { BatchedLogStream } from './telemetry/logging/batched-log-stream.js';
 import { createLogger } from './telemetry/logging/logger.js';
 import { createServices, type Services } from './services.js';
 import { BUILD_COMMIT, BUILD_VERSION } from './build-info.js';
@@ -23,11 +23,11 @@ function loadConfigOrExit(): Config {
 }
 
 /**
- * Pretty lines for a person at a terminal; JSON, one object a line, for everything else, written
- * in batches (src/telemetry/logging/batched-log-stream.ts).
+ * Pretty lines for a person at a terminal; JSON, one object a line, for everything else, through
+ * pino's buffered destination (createLogger's default).
  */
-async function logDestination(): Promise<{ stream: { write(line: string): void } }> {
-  if (!process.stdout.isTTY) return { stream: new BatchedLogStream(1) };
+async function logDestination(): Promise<{ stream?: DestinationStream }> {
+  if (!process.stdout.isTTY) return {};
   const { default: pretty } = await import('pino-pretty');
   return { stream: pretty({ colorize: true, sync: true }) };
 }

@@ -8,7 +8,8 @@ import { KeyManagementService } from './domain/api-keys/key-management-service.j
 import { KeyUsageCounter } from './domain/api-keys/key-usage-counter.js';
 import { type Clock, MINUTE_MS, systemClock } from './domain/clock.js';
 import { PetService } from './domain/pets/pet-service.js';
-import { StoreCopies } from './domain/pets/store-copies.js';
+import { StoreCache } from './domain/cache/store-cache.js';
+import type { CachedAnswer } from './http/answers/cached-answer.js';
 import type {
   CloseOptions,
   Dependency,
@@ -38,8 +39,8 @@ export interface Services {
   readonly keyChanges: KeyChangeNotifier;
   readonly apiKeys: ApiKeyService;
   readonly pets: PetService;
-  /** Every in-memory copy of stored data, dropped together when the store generation changes. */
-  readonly copies: StoreCopies;
+  /** Every cache of stored data, invalidated together when the store generation changes. */
+  readonly cache: StoreCache<CachedAnswer>;
   readonly limiter: RateLimiter;
   /** Who gets in (every request of the API) and the key operations that change it. */
   readonly admission: AdmissionService;
@@ -92,8 +93,8 @@ export interface ServiceOptions {
   tracing?: Pick<Tracing, 'traceCalls'>;
 }
 
-/** Serialized bodies kept per process: enough for the hot pages and pets, bounded whatever the data. */
-const COPY_BUDGET_BYTES = { pages: 24 * 1024 * 1024, pets: 8 * 1024 * 1024 } as const;
+/** Cached answers per process: enough for the hot pages and pets, bounded whatever the data. */
+const CACHE_BUDGET_BYTES = { pages: 24 * 1024 * 1024, pets: 8 * 1024 * 1024 } as const;
 
 /** Idempotency records are purged this often, in batches, a bounded amount each time. */
 const PURGE = { everyMs: MINUTE_MS, batch: 1_000, maxBatches: 10 } as const;
@@ -196,14 +197,14 @@ export async function createServices(
     await keyChanges
       .subscribe((id) => void limiter.keyChanged(id).catch(() => undefined))
       .catch(() => undefined);
-    const copies = new StoreCopies(storage.generation, {
-      budgets: COPY_BUDGET_BYTES,
+    const cache = new StoreCache<CachedAnswer>(storage.generation, {
+      budgets: CACHE_BUDGET_BYTES,
       now: () => clock.now(),
-      onDropped: ({ from, to, copies: dropped }) =>
-        log?.info({ from, to, dropped }, 'store generation changed; dropped every in-memory copy'),
+      onInvalidated: ({ from, to, entries }) =>
+        log?.info({ from, to, entries }, 'store generation changed; invalidated every cache'),
     });
-    copies.onDrop(() => apiKeys.dropCachedKeys());
-    copies.onKeysRead((read) => apiKeys.keysRead(read));
+    cache.onInvalidate(() => apiKeys.dropCachedKeys());
+    cache.onKeysRead((read) => apiKeys.keysRead(read));
 
     const adminTokens = new AdminTokenService(storage.adminTokens, clock);
     const adminIdempotency = new AdminIdempotency(storage.adminIdempotency, clock);
@@ -251,7 +252,7 @@ export async function createServices(
       keyChanges,
       apiKeys,
       pets,
-      copies,
+      cache,
       limiter,
       admission: new AdmissionService(apiKeys, limiter, usage),
       usage,
@@ -264,8 +265,8 @@ export async function createServices(
         idempotency: adminIdempotency,
       },
       async startBackgroundWork() {
-        // The once-a-second read that keeps copies and cached keys honest, from the start.
-        void copies.start();
+        // The once-a-second read that keeps the caches honest, from the start.
+        void cache.start();
         await apiKeys.listenForChanges().catch((error: unknown) => {
           // The key cache lifetime still bounds how long a change takes to be seen.
           log?.warn({ err: error }, 'cannot listen for key changes; relying on the key cache');
@@ -281,7 +282,7 @@ export async function createServices(
       },
       async close(closeOptions) {
         for (const timer of timers) clearTimeout(timer);
-        copies.close();
+        cache.close();
         // Counts gathered since the last interval go to storage before it closes, both queued at
         // once and waited for only until the deadline: behind a write lock another process holds,
         // each would wait a whole busy timeout, and the deadline bounds the whole shutdown.

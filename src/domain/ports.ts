@@ -63,8 +63,8 @@ export interface PetStore {
 }
 
 /**
- * Names the state of the stored data that this instance's in-memory copies were taken from
- * (src/domain/pets/store-copies.ts). Two reads give the same value only when nothing came between
+ * Names the state of the stored data that this instance's caches were taken from
+ * (src/domain/cache/store-cache.ts). Two reads give the same value only when nothing came between
  * them that may change stored data in place: a restore, a migration, an explicit bump (`petstore
  * cache-reset`), or anything else the backend can detect (see docs/caching.md).
  */
@@ -86,7 +86,7 @@ export interface StoreGeneration {
    * id horizon of PetStore.idHorizon, which it resets when the generation changes).
    */
   read(): Promise<GenerationReading>;
-  /** Starts a new generation: every instance drops its copies at its next read. */
+  /** Starts a new generation: every instance invalidates its caches at its next read. */
   bump(): Promise<void>;
 }
 

@@ -15,7 +15,7 @@ export function noRouteFor(request: FastifyRequest): HttpError {
  * after authentication).
  */
 export function refuseUnrouted(leave?: (url: string) => boolean): onRequestHookHandler {
-  return (request, _reply, done) => {
+  return function refuseUnrouted(request, _reply, done) {
     if (request.is404 && leave?.(request.url) !== true) done(noRouteFor(request));
     else done();
   };

@@ -1,6 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { BUILD_COMMIT, BUILD_VERSION } from '../build-info.js';
-import { CellCounter, CellHistogram } from './cell-metrics.js';
 import { seriesCache } from './series-cache.js';
 
 /** Pool connections as the storage observer reports them (src/storage/observer.ts). */
@@ -24,13 +23,24 @@ const GROUP_SIZE_BUCKETS = [1, 2, 5, 10, 20, 50, 100, 200, 500];
  */
 export interface Metrics {
   readonly registry: Registry;
-  /** Counted on every answer: cells, not prom-client's metrics (src/telemetry/cell-metrics.ts). */
-  readonly requests: CellCounter<'operation' | 'method' | 'status'>;
-  readonly duration: CellHistogram<'operation'>;
+  /**
+   * Every answer of the public listener, told by the answer recorder (src/http/answers): by
+   * operation (operationId, else the route's pattern, else `unmatched`), method and status, its
+   * duration by operation, and a deprecated operation's calls by plan.
+   */
+  readonly http: {
+    answered(answer: {
+      operation: string;
+      method: string;
+      status: number;
+      seconds: number;
+      /** The plan of the key that called a deprecated operation; undefined otherwise. */
+      deprecatedPlan: string | undefined;
+    }): void;
+  };
   /** By plan: `none` for a refusal of the address budget (no key). */
   readonly rateLimited: Counter<'code' | 'plan'>;
   readonly bans: Counter<'plan'>;
-  readonly deprecatedCalls: CellCounter<'operation' | 'plan'>;
   readonly connectionsRefused: Counter<'cap'>;
   readonly dependencyUp: Gauge<'dependency' | 'backend'>;
   readonly ready: Gauge;
@@ -122,24 +132,44 @@ export function createMetrics(): Metrics {
     labelNames: ['command'],
     registers,
   });
-  const queryTimer = seriesCache((statement: string) => queryDuration.labels(statement));
-  const redisTimer = seriesCache((command: string) => redisDuration.labels(command));
+  const requests = new Counter({
+    name: 'petstore_http_requests_total',
+    help: 'HTTP requests answered, by operation (operationId, or route) and status',
+    labelNames: ['operation', 'method', 'status'],
+    registers,
+  });
+  const duration = new Histogram({
+    name: 'petstore_http_request_duration_seconds',
+    help: 'Time from request received to response sent, by operation',
+    labelNames: ['operation'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    registers,
+  });
+  const deprecatedCalls = new Counter({
+    name: 'petstore_deprecated_operation_calls_total',
+    // By plan, never by key: a label taking one value per key grows without bound. Which keys
+    // call it is counted with each key (`petstore keys list`).
+    help: 'Calls to deprecated operations by plan; keys list shows them per key',
+    labelNames: ['operation', 'plan'],
+    registers,
+  });
+  const answered = seriesCache((operation, method, status) =>
+    requests.labels(operation, method, status),
+  );
+  const timed = seriesCache((operation) => duration.labels(operation));
+  const deprecated = seriesCache((operation, plan) => deprecatedCalls.labels(operation, plan));
+  const queryTimer = seriesCache((statement) => queryDuration.labels(statement));
+  const redisTimer = seriesCache((command) => redisDuration.labels(command));
 
   return {
     registry,
-    requests: new CellCounter({
-      name: 'petstore_http_requests_total',
-      help: 'HTTP requests answered, by operation (operationId, or route) and status',
-      labelNames: ['operation', 'method', 'status'],
-      registers,
-    }),
-    duration: new CellHistogram({
-      name: 'petstore_http_request_duration_seconds',
-      help: 'Time from request received to response sent, by operation',
-      labelNames: ['operation'],
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
-      registers,
-    }),
+    http: {
+      answered: ({ operation, method, status, seconds, deprecatedPlan }) => {
+        answered(operation, method, String(status)).inc();
+        timed(operation).observe(seconds);
+        if (deprecatedPlan !== undefined) deprecated(operation, deprecatedPlan).inc();
+      },
+    },
     rateLimited: new Counter({
       name: 'petstore_rate_limited_total',
       help: 'Requests refused with 429, by error code (rate_limited, api_key_banned) and plan (none: no key)',
@@ -150,14 +180,6 @@ export function createMetrics(): Metrics {
       name: 'petstore_api_key_bans_total',
       help: 'Temporary bans started for keys that kept sending requests after a 429, by plan',
       labelNames: ['plan'],
-      registers,
-    }),
-    deprecatedCalls: new CellCounter({
-      name: 'petstore_deprecated_operation_calls_total',
-      // By plan, never by key: a label taking one value per key grows without bound. Which keys
-      // call it is counted with each key (`petstore keys list`).
-      help: 'Calls to deprecated operations by plan; keys list shows them per key',
-      labelNames: ['operation', 'plan'],
       registers,
     }),
     connectionsRefused: new Counter({

@@ -1,15 +1,16 @@
 /**
- * Keeps the child series of each label value once looked up: a metric's labels() hashes its
- * labels on every call, and there are few values (the labels are bounded), so each is looked up
- * once and kept.
+ * A metric's child series (prom-client's labels()) by label values, each looked up once and
+ * kept: the labels are bounded, so the cache is too. (A child still hashes its labels when
+ * counted; this spares the lookup and the child's allocation.)
  */
-export function seriesCache<S>(lookUp: (value: string) => S): (value: string) => S {
+export function seriesCache<S>(lookUp: (...values: string[]) => S): (...values: string[]) => S {
   const series = new Map<string, S>();
-  return (value) => {
-    let found = series.get(value);
+  return (...values) => {
+    const key = values.length === 1 ? (values[0] as string) : values.join('\u0000');
+    let found = series.get(key);
     if (found === undefined) {
-      found = lookUp(value);
-      series.set(value, found);
+      found = lookUp(...values);
+      series.set(key, found);
     }
     return found;
   };

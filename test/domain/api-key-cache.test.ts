@@ -10,7 +10,7 @@ import { TestClock } from '../helpers/test-clock.js';
 /**
  * The key cache over a real SQLite store, through the composition root: how long a key is kept
  * in memory, and that a change by any writer is seen at the next read of the change count
- * (`services.copies.check()`, which a serving instance makes once a second).
+ * (`services.cache.check()`, which a serving instance makes once a second).
  */
 
 const open: Array<{ services: Services; storage: Storage }> = [];
@@ -48,37 +48,37 @@ async function setUp(options: { failReads?: () => boolean } = {}) {
 describe('the API key cache', () => {
   it('keeps a key while each read of the change count finds nothing changed, up to MAX_CACHED_MS', async () => {
     const { services, clock, key, lookups } = await setUp();
-    await services.copies.check();
+    await services.cache.check();
     expect(await services.apiKeys.authenticate(key)).toMatchObject({ ok: true });
     expect(lookups()).toBe(1);
     // A read a second, as a serving instance makes them: no lookup for minutes.
     const step = 1_000;
     for (let at = step; at < ApiKeyService.MAX_CACHED_MS; at += step) {
       clock.advance(step);
-      await services.copies.check();
+      await services.cache.check();
       expect(await services.apiKeys.authenticate(key)).toMatchObject({ ok: true });
     }
     expect(lookups()).toBe(1);
     clock.advance(step);
-    await services.copies.check();
+    await services.cache.check();
     await services.apiKeys.authenticate(key);
     expect(lookups()).toBe(2);
   });
 
   it('forgets it at the next read after another writer changed it, and not after mere use', async () => {
     const { storage, services, record, key, lookups } = await setUp();
-    await services.copies.check();
+    await services.cache.check();
     await services.apiKeys.authenticate(key);
     // Last used and deprecated calls are written as the key is used: they change nothing cached.
     await storage.apiKeys.touch(record.id, Date.now());
     await storage.apiKeys.addDeprecatedCalls([{ id: record.id, calls: 1 }]);
-    await services.copies.check();
+    await services.cache.check();
     await services.apiKeys.authenticate(key);
     expect(lookups()).toBe(1);
     // Revoked straight in storage, as `petstore keys revoke` does from another process.
     await storage.apiKeys.revoke(record.id, Date.now());
     expect(await services.apiKeys.authenticate(key)).toMatchObject({ ok: true });
-    await services.copies.check();
+    await services.cache.check();
     // Stale, yet still proof the key was valid: its lookup does not ask the address gate (which
     // spends the address's budget for unknown keys, in Redis on a shared deployment).
     let gateAsked = 0;
@@ -103,15 +103,15 @@ describe('the API key cache', () => {
     await services.apiKeys.authenticate(key);
     expect(lookups()).toBe(2);
     // The first read knows nothing of the keys before it: it forgets them all.
-    await services.copies.check();
+    await services.cache.check();
     await services.apiKeys.authenticate(key);
     expect(lookups()).toBe(3);
     // Reads vouch for it while they succeed; once they fail, CACHE_TTL_MS from the last good one.
     clock.advance(3_000);
-    await services.copies.check();
+    await services.cache.check();
     failing = true;
     clock.advance(3_000);
-    await services.copies.check();
+    await services.cache.check();
     await services.apiKeys.authenticate(key);
     expect(lookups()).toBe(3);
     clock.advance(ApiKeyService.CACHE_TTL_MS - 3_000);

@@ -13,6 +13,7 @@ import { createLogger } from '../../src/telemetry/logging/logger.js';
 import { createServices, type Services } from '../../src/services.js';
 import { createStorage } from '../../src/storage/create-storage.js';
 import { createMetrics } from '../../src/telemetry/metrics.js';
+import { startTracing } from '../../src/telemetry/tracing.js';
 import { ownSharedBackends, type SharedBackendEnv } from './shared-backends.js';
 import { TestClock } from './test-clock.js';
 
@@ -47,6 +48,8 @@ export interface ServerOptions {
    * `:memory:`: writes then go through the commit worker, as in production.
    */
   sqliteFile?: boolean;
+  /** Traces through the real SDK, as the OTEL_* variables of `env` configure them. */
+  tracing?: boolean;
 }
 
 /**
@@ -115,9 +118,14 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     storage: options.wrapStorage ? options.wrapStorage(storage) : storage,
     metrics,
   });
+  const tracing =
+    options.tracing === true
+      ? await startTracing(config.tracing, { version: 'test', commit: 'test' })
+      : undefined;
   const app = await buildApp({
     services,
     ...logInto(options.logLines, options.logLevel),
+    ...(tracing ? { tracing } : {}),
   });
   // Keys are made the way the CLI makes them: by other services on the same database, so the
   // server learns of them from storage as it would in production.
@@ -146,6 +154,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     },
     async close() {
       await app.close();
+      await tracing?.shutdown();
       await services.close();
       await cli.close();
       await storage.close();

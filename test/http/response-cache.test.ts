@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import type { Storage } from '../../src/domain/ports.js';
-import { BoundedCopies } from '../../src/domain/pets/store-copies.js';
 import { overlayStorage } from '../helpers/storage-overlay.js';
 import { call, TEST_BACKEND, useServer } from '../helpers/test-server.js';
 
@@ -79,20 +78,5 @@ describe('bodies that never change are served without storage', () => {
     expect(cached.headers.get('x-ratelimit-remaining')).toBe('57');
     expect(cached.headers.get('deprecation')).toMatch(/^@\d+$/);
     expect((await call(server(), 'GET', `/v1/pets/${id}`)).status).toBe(401);
-  });
-});
-
-describe('BoundedCopies', () => {
-  it('keeps its bodies within the budget, dropping the least recently used first', () => {
-    const cache = new BoundedCopies(2_000);
-    const body = 'x'.repeat(200); // about 500 bytes an entry
-    for (const key of ['a', 'b', 'c']) cache.set(key, { body });
-    cache.get('a');
-    cache.set('d', { body });
-    expect(cache.get('b')).toBeUndefined();
-    expect(cache.get('a')?.body).toBe(body);
-    expect(cache.size.bytes).toBeLessThanOrEqual(2_000);
-    cache.set('huge', { body: 'x'.repeat(5_000) });
-    expect(cache.get('huge')).toBeUndefined();
   });
 });

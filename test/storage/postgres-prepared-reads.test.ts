@@ -9,7 +9,7 @@ import { postgresFor, usePostgresSchemas } from '../helpers/postgres.js';
 
 /**
  * The pet reads (a page, a page of one status, a pet) are named prepared statements: the server
- * parses and plans each once per connection, not on every request (bench/README.md, "Findings").
+ * parses and plans each once per connection, not on every request.
  * Checked on the server itself: pg_prepared_statements of the store's one connection.
  */
 const SUITE = 'prepared pet reads on PostgreSQL';

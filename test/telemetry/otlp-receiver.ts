@@ -44,6 +44,10 @@ export class OtlpReceiver {
   readonly bodies: string[] = [];
   readonly spans: ReceivedSpan[] = [];
   readonly requests: string[] = [];
+  private readonly waiters: Array<{
+    match: (span: ReceivedSpan) => boolean;
+    found: (span: ReceivedSpan) => void;
+  }> = [];
   private constructor(private readonly server: Server) {}
 
   static async start(): Promise<OtlpReceiver> {
@@ -73,7 +77,7 @@ export class OtlpReceiver {
     for (const resource of traces.resourceSpans ?? []) {
       for (const scope of resource.scopeSpans ?? []) {
         for (const span of scope.spans ?? []) {
-          this.spans.push({
+          const received: ReceivedSpan = {
             traceId: span.traceId,
             spanId: span.spanId,
             parentSpanId: span.parentSpanId || undefined,
@@ -82,10 +86,22 @@ export class OtlpReceiver {
             attributes: Object.fromEntries(
               (span.attributes ?? []).map(({ key, value }) => [key, valueOf(value)]),
             ),
-          });
+          };
+          this.spans.push(received);
+          for (const waiter of this.waiters.filter((w) => w.match(received))) {
+            this.waiters.splice(this.waiters.indexOf(waiter), 1);
+            waiter.found(received);
+          }
         }
       }
     }
+  }
+
+  /** The first span received that matches, as soon as it arrives (the test's timeout bounds it). */
+  waitForSpan(match: (span: ReceivedSpan) => boolean): Promise<ReceivedSpan> {
+    const already = this.spans.find(match);
+    if (already !== undefined) return Promise.resolve(already);
+    return new Promise((found) => this.waiters.push({ match, found }));
   }
 
   async close(): Promise<void> {

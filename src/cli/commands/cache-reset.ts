@@ -23,7 +23,7 @@ export const cacheReset: Command = {
       await services.storage.generation.bump();
       stderr.write(
         `Started a new store generation in ${describeDatabase(services.config.database)}; ` +
-          'running servers drop their in-memory copies within a few seconds.\n',
+          'running servers invalidate their caches within a few seconds.\n',
       );
     };
   },

@@ -78,8 +78,8 @@ export class AdminTokenService {
     if (record === undefined) {
       // Format and checksum first: made-up tokens (and API keys) never reach storage.
       if (!isWellFormedToken(token, ADMIN_TOKEN_PREFIX)) return { ok: false, reason: 'malformed' };
-      const vouched = entry !== undefined && entry.record.revokedAt === undefined;
-      if (!vouched && !(await gate())) return { ok: false, reason: 'not_looked_up' };
+      const known = entry !== undefined && entry.record.revokedAt === undefined;
+      if (!known && !(await gate())) return { ok: false, reason: 'not_looked_up' };
       record = await this.store.findByHash(hashApiKey(token));
       if (record === undefined) {
         this.cache.delete(token);

@@ -60,7 +60,7 @@ function endOf(record: ApiKeyRecord, secretEndsAt: number | undefined): number {
  */
 export class ApiKeyService {
   static readonly CACHE_TTL_MS = 4_000;
-  /** The longest a cached key is trusted while the change count vouches for it. */
+  /** The longest a cached key is trusted while the key change count confirms it. */
   static readonly MAX_CACHED_MS = 5 * MINUTE_MS;
   static readonly TOUCH_INTERVAL_MS = MINUTE_MS;
   private static readonly CACHE_MAX_ENTRIES = 10_000;
@@ -73,7 +73,7 @@ export class ApiKeyService {
   /** By token: the keys seen valid lately (the process holds them in requests anyway). */
   private readonly cache = new Map<string, CacheEntry>();
   /** When the latest read of the key change count that found no change started. */
-  private vouchedAt = -Infinity;
+  private confirmedAt = -Infinity;
   /** Moved by every drop: a lookup that started before one may have read the old key. */
   private epoch = 0;
   /** Moves of the key change count seen: entries read before the latest are stale. */
@@ -219,7 +219,7 @@ export class ApiKeyService {
     });
   }
 
-  /** Forgets every cached key (the store generation changed: src/domain/pets/store-copies.ts). */
+  /** Forgets every cached key (the store generation changed: src/domain/cache/store-cache.ts). */
   dropCachedKeys(): void {
     this.epoch += 1;
     this.cache.clear();
@@ -228,7 +228,7 @@ export class ApiKeyService {
   }
 
   /**
-   * A read of the key change count (src/domain/pets/store-copies.ts, onKeysRead): when it moved,
+   * A read of the key change count (src/domain/cache/store-cache.ts, onKeysRead): when it moved,
    * every cached key goes stale; when it did not, every cached key was as stored at `startedAt`.
    */
   keysRead(read: { startedAt: number; changed: boolean }): void {
@@ -237,7 +237,7 @@ export class ApiKeyService {
       this.countMoves += 1;
       this.epoch += 1;
     }
-    this.vouchedAt = Math.max(this.vouchedAt, read.startedAt);
+    this.confirmedAt = Math.max(this.confirmedAt, read.startedAt);
   }
 
   /** Drops the key from this instance's cache: the next request reads it from storage. */
@@ -249,7 +249,7 @@ export class ApiKeyService {
   private fresh(entry: CacheEntry, now: number): boolean {
     return (
       entry.countMoves === this.countMoves &&
-      now - Math.max(entry.loadedAt, this.vouchedAt) < ApiKeyService.CACHE_TTL_MS &&
+      now - Math.max(entry.loadedAt, this.confirmedAt) < ApiKeyService.CACHE_TTL_MS &&
       now - entry.loadedAt < ApiKeyService.MAX_CACHED_MS
     );
   }
@@ -292,9 +292,9 @@ export class ApiKeyService {
     // Format and checksum first: made-up keys never reach storage.
     if (!isWellFormedApiKey(token, this.environment)) return { ok: false, reason: 'malformed' };
     const hash = hashApiKey(token);
-    // An expired entry of a valid key still vouches that the key is worth a lookup.
-    const vouched = entry !== undefined && entry.record.revokedAt === undefined;
-    if (!vouched && gate !== undefined && !(await gate()) && !(await this.known.has(hash))) {
+    // An expired entry of a valid key still shows the key is worth a lookup.
+    const known = entry !== undefined && entry.record.revokedAt === undefined;
+    if (!known && gate !== undefined && !(await gate()) && !(await this.known.has(hash))) {
       return { ok: false, reason: 'not_looked_up' };
     }
     const epoch = this.epoch;
@@ -305,7 +305,7 @@ export class ApiKeyService {
     }
     // The key's previous secret, after a roll: it works until its grace end.
     const secretEndsAt = record.hash === hash ? undefined : (record.previousHashExpiresAt ?? now);
-    // Read before a drop that came while it was read: it may be the old key, used once, not kept.
+    // Read before an invalidation that came while it was read: it may be the old key, used once, not cached.
     if (epoch === this.epoch) this.remember(token, record, now, secretEndsAt);
     return this.verdict(record, secretEndsAt, now);
   }

@@ -12,8 +12,8 @@ const DAY_MS = 86_400_000;
 export class KeyUsageCounter {
   private pending = new Map<string, UsageCount>();
   private flushing: Promise<void> | undefined;
-  // The UTC day of the last count and its bounds: formatting a date per request cost about 2 us,
-  // as much as the rest of the count, so it is done once per day instead.
+  // The UTC day of the last count and its bounds: formatting a date per request cost as much as
+  // the rest of the count, so it is done once per day instead.
   private day = '';
   private dayStart = 0;
   private dayEnd = 0;

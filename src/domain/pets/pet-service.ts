@@ -3,8 +3,14 @@ import type { Clock } from '../clock.js';
 import { domainErrors } from '../errors.js';
 import type { IdempotencyStore, PetStore } from '../ports.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import type { NewPet, Pet } from './pet.js';
-import type { PageQuery } from './store-copies.js';
+import type { NewPet, Pet, PetStatus } from './pet.js';
+
+/** What a listing is asked for; each distinct query is its own page. */
+export interface PageQuery {
+  limit: number;
+  status?: PetStatus;
+  cursor?: string;
+}
 
 export interface ListPetsResult {
   pets: Pet[];

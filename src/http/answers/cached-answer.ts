@@ -1,34 +1,25 @@
-import type { FastifyReply } from 'fastify';
-import type { KeptCopy } from '../../domain/pets/store-copies.js';
+import type { Weighed } from '../../domain/cache/store-cache.js';
 
 /**
- * How the routes turn the copies that src/domain/pets/store-copies.ts keeps (and says when they
- * may be kept) into responses: serialized once, sent as they are.
+ * A 200 answer's body and its own headers (content type, links, deprecation...), built once and
+ * cached (StoreCache) while the data behind it cannot change. Every writer sends it as it is: the
+ * routes through Fastify (apps/reply-answer.ts) and the fast path (fast-path/), each adding the
+ * headers of every answer (response-headers.ts) and the request's rate-limit headers.
  */
+export class CachedAnswer implements Weighed {
+  /** The body's length in bytes, measured once. */
+  readonly contentLength: string;
+  /** About the bytes this answer takes in memory (strings count two bytes a character). */
+  readonly weight: number;
 
-/** A route's own 200 serializer (its response schema), whose JSON output is always text. */
-export type Serializer = (value: object) => string;
-
-/** The 200 serializer of the route that `reply` answers for. */
-export function serializerOf(reply: FastifyReply): Serializer {
-  const compiled = reply.getSerializationFunction('200', 'application/json');
-  if (compiled === undefined) throw new Error('the route has no 200 JSON serializer');
-  return (value) => {
-    const body: unknown = compiled(value as Record<string, unknown>);
-    if (typeof body !== 'string') throw new Error('a JSON serializer returned bytes');
-    return body;
-  };
+  constructor(
+    readonly body: string,
+    /** The answer's own headers as pairs (name, value, ...), lower-case names. */
+    readonly headers: readonly string[],
+  ) {
+    this.contentLength = String(Buffer.byteLength(body));
+    let chars = body.length;
+    for (const part of headers) chars += part.length;
+    this.weight = 2 * chars;
+  }
 }
-
-/** The route's own 200 serializer (its response schema), whose JSON output is always text. */
-export function serialize(reply: FastifyReply, value: object): string {
-  return serializerOf(reply)(value);
-}
-
-/** Sends a serialized body as it is (Fastify does not serialize a string again). */
-export function sendCached(reply: FastifyReply, answer: KeptCopy): FastifyReply {
-  if (answer.link !== undefined) void reply.header('link', answer.link);
-  return reply.type(JSON_TYPE).send(answer.body);
-}
-
-export const JSON_TYPE = 'application/json; charset=utf-8';

@@ -1,4 +1,3 @@
-import type { FastifyReply } from 'fastify';
 import type { RateState } from '../../domain/rate-limits/rate-limiter.js';
 
 /** The headers clients read, named for CORS and the OpenAPI document alike. */
@@ -21,17 +20,11 @@ export const RATE_LIMIT_VALUE_HEADERS: readonly string[] = RATE_LIMIT_HEADER_NAM
 
 /**
  * `X-RateLimit-*` describe the window in force (fewest left); `RateLimit-Policy` and `RateLimit`
- * (draft-ietf-httpapi-ratelimit-headers-11) describe every window. Written into `into` from
- * `start`, one every `step` places, in the order of RATE_LIMIT_VALUE_HEADERS.
+ * (draft-ietf-httpapi-ratelimit-headers-11) describe every window. The values, in the order of
+ * RATE_LIMIT_VALUE_HEADERS.
  */
-export function writeRateLimitValues(
-  state: RateState,
-  into: string[],
-  start: number,
-  step: number,
-): void {
+export function rateLimitHeaderValues(state: RateState): string[] {
   const { inForce, windows, decidedAt } = state;
-  // Built by hand: this runs on every response of the API scope.
   let policy = '';
   let remaining = '';
   for (const w of windows) {
@@ -39,33 +32,30 @@ export function writeRateLimitValues(
     policy += `${separator}"${w.name}";q=${w.limit};w=${w.lengthSeconds}`;
     remaining += `${separator}"${w.name}";r=${w.remaining};t=${Math.ceil((w.resetAt - decidedAt) / 1000)}`;
   }
-  into[start] = String(inForce.limit);
-  into[start + step] = String(inForce.remaining);
-  into[start + 2 * step] = String(Math.ceil(inForce.resetAt / 1000));
-  into[start + 3 * step] = policy;
-  into[start + 4 * step] = remaining;
+  return [
+    String(inForce.limit),
+    String(inForce.remaining),
+    String(Math.ceil(inForce.resetAt / 1000)),
+    policy,
+    remaining,
+  ];
 }
 
-export function rateLimitHeaderValues(state: RateState): string[] {
-  const values = new Array<string>(RATE_LIMIT_VALUE_HEADERS.length);
-  writeRateLimitValues(state, values, 0, 1);
-  return values;
+/** The same headers pushed onto `into` as pairs for Node's writeHead (name, value, ...). */
+export function pushRateLimitPairs(state: RateState, into: string[]): void {
+  const values = rateLimitHeaderValues(state);
+  for (let i = 0; i < values.length; i++) {
+    into.push(RATE_LIMIT_VALUE_HEADERS[i] as string, values[i] as string);
+  }
 }
 
 /**
  * The same headers as lines of a raw HTTP response (`Name: value\r\n` each), for the refusals
- * written straight to the socket before any route or reply exists (src/http/server/api-server.ts).
+ * written straight to the socket before any route or reply exists (raw-response.ts).
  */
 export function rateLimitHeaderLines(state: RateState): string {
   const values = rateLimitHeaderValues(state);
   return RATE_LIMIT_HEADER_NAMES.slice(0, values.length)
     .map((name, i) => `${name}: ${values[i]}\r\n`)
     .join('');
-}
-
-export function setRateLimitHeaders(reply: FastifyReply, state: RateState): void {
-  const values = rateLimitHeaderValues(state);
-  for (let i = 0; i < RATE_LIMIT_VALUE_HEADERS.length; i++) {
-    void reply.header(RATE_LIMIT_VALUE_HEADERS[i] as string, values[i]);
-  }
 }

@@ -17,14 +17,16 @@ import {
 } from '../server/api-server.js';
 import { routeEveryMethod } from '../methods.js';
 import type { RequestListener, ServeFirst } from '../fast-path/fast-path.js';
+import { AnswerRecorder } from '../answers/answer-recorder.js';
+import { genRequestId } from '../answers/request-id.js';
+import { EVERY_ANSWER_HEADERS, REQUEST_ID_HEADER } from '../answers/response-headers.js';
 import { LazyChildLogger } from '../../telemetry/logging/lazy-child-logger.js';
 import { noRouteFor } from '../not-found.js';
-import { type AccessLog, accessLogFor, accessLogPlugin } from '../plugins/access-log.plugin.js';
+import { answerHeadersPlugin } from '../plugins/answer-headers.plugin.js';
+import { answerRecordPlugin } from '../plugins/answer-record.plugin.js';
 import { hostHeaderPlugin } from '../plugins/host-header.plugin.js';
 import { jsonBodyPlugin } from '../plugins/json-body.plugin.js';
 import { BODY_LIMIT_BYTES } from '../request-limits.js';
-import { genRequestId, requestIdPlugin } from '../plugins/request-id.plugin.js';
-import { securityHeadersPlugin } from '../plugins/security-headers.plugin.js';
 import { createValidatorCompiler, type JsonSchema } from '../validation/validator-compiler.js';
 
 /** What differs between the listeners built on the same base (the pet API, the admin API). */
@@ -45,10 +47,12 @@ export interface BaseAppOptions {
   clientErrorHeaders?: RateLimitLines;
   /** A span per request, and its trace id on every log line of it; absent, the default, is off. */
   tracing?: RequestTracing;
-  /** Sees each request before Fastify does, and answers it or hands it on (kept-answers.ts). */
+  /** Sees each request before Fastify does, and answers it or hands it on (the fast path). */
   serveFirst?: ServeFirst;
-  /** The access log, when the caller made it (accessLogFor); else made here the same way. */
-  access?: AccessLog | undefined;
+  /** What is logged and counted of each answer, when the caller made it; else the log only. */
+  recorder?: AnswerRecorder;
+  /** The headers of every answer (answerHeadersFor); EVERY_ANSWER_HEADERS when absent. */
+  answerHeaders?: Readonly<Record<string, string>>;
   /** Runs as each request arrives (Storage.pollCommitReplies). */
   onArrival?: (() => void) | undefined;
 }
@@ -68,6 +72,7 @@ function trustProxyOption(
  */
 export async function createBaseApp(options: BaseAppOptions): Promise<FastifyInstance> {
   const { config, logger, beforeFrameworkError, tracing } = options;
+  const table = options.answerHeaders ?? EVERY_ANSWER_HEADERS;
   const serverFactory = apiServerFactory({
     limits: config.connections,
     timeouts: config.timeouts,
@@ -103,7 +108,7 @@ export async function createBaseApp(options: BaseAppOptions): Promise<FastifyIns
     return503OnClosing: false,
     ...(logger ? { loggerInstance: logger } : { logger: false }),
     genReqId: genRequestId,
-    // Per-request lines come from the access-log plugin.
+    // Per-request lines come from the answer recorder (answer-record.plugin.ts).
     logController: new LogController({
       requestIdLogLabel: 'requestId',
       disableRequestLogging: true,
@@ -111,7 +116,7 @@ export async function createBaseApp(options: BaseAppOptions): Promise<FastifyIns
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: trustProxyOption(config.trustProxy),
     frameworkErrors: (error, request, reply) => {
-      void answerFrameworkError(error, request, reply, beforeFrameworkError);
+      void answerFrameworkError(error, request, reply, table, beforeFrameworkError);
     },
     // What Node refuses before Fastify sees a request (bad framing, big headers, timeouts).
     // Fastify calls it bound to the instance.
@@ -129,17 +134,11 @@ export async function createBaseApp(options: BaseAppOptions): Promise<FastifyIns
     throw noRouteFor(request);
   });
   await app.register(jsonBodyPlugin);
-  await app.register(requestIdPlugin);
-  const access =
-    'access' in options
-      ? options.access
-      : accessLogFor({
-          logger,
-          tracing: tracing !== undefined,
-          sampleSuccess: config.logSampleSuccess,
-        });
-  await app.register(accessLogPlugin, { access });
-  await app.register(securityHeadersPlugin);
+  await app.register(answerHeadersPlugin, { table });
+  const recorder =
+    options.recorder ??
+    new AnswerRecorder({ logger, tracing, sampleSuccess: config.logSampleSuccess });
+  await app.register(answerRecordPlugin, { recorder });
   await app.register(hostHeaderPlugin);
   return app;
 }
@@ -148,9 +147,12 @@ async function answerFrameworkError(
   error: FastifyError,
   request: FastifyRequest,
   reply: FastifyReply,
+  table: Readonly<Record<string, string>>,
   before: BaseAppOptions['beforeFrameworkError'],
 ): Promise<void> {
-  void reply.header('x-request-id', request.id);
+  // No onRequest hook ran: the headers of every answer are set here.
+  void reply.header(REQUEST_ID_HEADER, request.id);
+  void reply.headers(table);
   try {
     await before?.(request, reply);
     handleError(error, request, reply);

@@ -8,7 +8,7 @@ import { httpErrors } from '../errors/http-error.js';
  */
 export const hostHeaderPlugin = fp(
   async (app) => {
-    app.addHook('onRequest', (request, _reply, done) => {
+    app.addHook('onRequest', function requireHost(request, _reply, done) {
       if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
         done(httpErrors.missingHost());
         return;
@@ -16,5 +16,5 @@ export const hostHeaderPlugin = fp(
       done();
     });
   },
-  { name: 'host-header', dependencies: ['request-id'] },
+  { name: 'host-header', dependencies: ['answer-headers'] },
 );

@@ -7,9 +7,9 @@ import { type Clock, MINUTE_MS, systemClock } from '../../domain/clock.js';
 import { http } from './node-http.js';
 import { addressBucket } from '../../domain/rate-limits/client-address.js';
 import { markAnsweredBeforeRoute } from './answered-sockets.js';
-import { errorBody } from '../errors/error-table.js';
 import { type HttpError, httpErrors } from '../errors/http-error.js';
-import { genRequestId } from '../plugins/request-id.plugin.js';
+import { genRequestId } from '../answers/request-id.js';
+import { rawErrorResponse } from '../answers/raw-response.js';
 
 /**
  * How often Node looks for connections past the headers or request timeout. Its default, 30 s, let
@@ -431,8 +431,8 @@ function withRateLimitLines(
 /**
  * Closes a connection that pipelined past MAX_WAITING_PER_CONNECTION. On close Node aborts every
  * request of it not yet answered, the rest of the read included (some 1,800), each with an error
- * whose stack trace it captures: 3 of 10 s of CPU under a 200-connection flood. Nobody reads those
- * errors, so they are made without a trace: the limit is 0 from just before Node's close listener
+ * whose stack trace it captures, a large share of the CPU under a flood of such connections.
+ * Nobody reads those errors, so they are made without a trace: the limit is 0 from just before Node's close listener
  * (registered when the connection came) to just after it.
  */
 function closeOverflowing(socket: Socket): void {
@@ -479,24 +479,6 @@ function refusalFor(
       return httpErrors.badFraming(reason ?? 'the request could not be parsed');
     }
   }
-}
-
-/** The Error body as a whole HTTP/1.1 response, for a socket that has no ServerResponse to use. */
-function rawErrorResponse(refusal: HttpError, requestId: string, headerLines = ''): string {
-  const body = JSON.stringify(errorBody(refusal));
-  const { status } = errorBody(refusal);
-  return (
-    `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ''}\r\n` +
-    'Content-Type: application/json; charset=utf-8\r\n' +
-    `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-    'X-Content-Type-Options: nosniff\r\n' +
-    'Cache-Control: no-store\r\n' +
-    `X-Request-Id: ${requestId}\r\n` +
-    headerLines +
-    `Date: ${new Date().toUTCString()}\r\n` +
-    'Connection: close\r\n\r\n' +
-    body
-  );
 }
 
 /** Ends the connection once what was written is sent, as Node does after `Connection: close`. */

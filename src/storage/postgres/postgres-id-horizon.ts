@@ -11,10 +11,10 @@ import { STORE_GENERATION_SQL } from './postgres-store-generation.js';
  * idHorizon answers from that history without I/O on the request path.
  *
  * The poll is the store generation's read (PostgresStoreGeneration): one query a second, made
- * while the instance keeps copies (src/domain/pets/store-copies.ts), reads both in one snapshot.
+ * while the instance caches answers (src/domain/cache/store-cache.ts), reads both in one snapshot.
  * When the generation changes, or the highest id falls (pets vanished: a restore of data only,
  * rows deleted by hand), the history starts over from nothing, and the generation it reports
- * changes too, so the copies are dropped in the same step.
+ * changes too, so the caches are invalidated in the same step.
  */
 export class IdHorizon {
   private history: Array<{ at: number; maxId: number }> = [];

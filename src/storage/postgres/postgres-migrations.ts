@@ -126,7 +126,7 @@ export const POSTGRES_MIGRATIONS: Record<string, Migration> = {
   },
   '2026-11-25-08-store-generation': {
     async up(db: Kysely<unknown>) {
-      // One row: the counter part of the store generation (src/domain/pets/store-copies.ts).
+      // One row: the counter part of the store generation (src/domain/cache/store-cache.ts).
       await sql`CREATE TABLE store_generation (
         id smallint PRIMARY KEY CHECK (id = 1),
         value bigint NOT NULL

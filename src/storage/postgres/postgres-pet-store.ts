@@ -71,7 +71,7 @@ export class PostgresPetStore implements PetStore {
    * server's estimate for an unknown limit (a tenth of the rows) makes its generic plan look
    * dearer than a custom one, so it planned every call anew (pg_prepared_statements showed
    * custom_plans only); with the limit in the text it keeps the generic plan after five calls,
-   * which halves PostgreSQL's CPU per page (bench/README.md, "Findings"). The generic plans are
+   * which spares PostgreSQL planning each page (bench/results/). The generic plans are
    * sound: the status page is asked as an index range for that reason (see
    * petQueries.listByStatusAsIndexRange and test/storage/query-plans.test.ts). Bounded: page
    * sizes are those of isPageRowCount.

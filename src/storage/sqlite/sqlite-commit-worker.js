@@ -111,8 +111,8 @@ const transactions = new WeakMap();
 
 /**
  * The group's transaction and each write's savepoint, made once per connection: better-sqlite3
- * builds four wrappers and defines their properties for every db.transaction() call, 6% of the
- * service's CPU under creates when it was called for every write (bench/README finding 20).
+ * builds four wrappers and defines their properties for every db.transaction() call, a cost
+ * that showed in the service's CPU under creates when it was called for every write.
  * @param {BetterSqlite3.Database} db
  * @returns {GroupTransactions}
  */

@@ -120,7 +120,7 @@ export const SQLITE_MIGRATIONS: Record<string, Migration> = {
   },
   '2026-11-25-08-store-generation': {
     async up(db: Kysely<unknown>) {
-      // One row: the counter part of the store generation (src/domain/pets/store-copies.ts).
+      // One row: the counter part of the store generation (src/domain/cache/store-cache.ts).
       await sql`CREATE TABLE store_generation (
         id INTEGER PRIMARY KEY CHECK (id = 1),
         value INTEGER NOT NULL

@@ -471,9 +471,8 @@ class WorkerCommitter implements Committer {
   /**
    * Delivers now the replies the worker has sent: called as each request arrives (through
    * Storage.pollCommitReplies), it answers a commit that ended while the event loop was busy with
-   * other requests at once, where the message event would come only at the loop's next poll (1.2
-   * ms later at the median under mix load, 4 ms at p99: bench/README finding 19). One load of
-   * shared memory when there is nothing to take.
+   * other requests at once, where the message event would come only at the loop's next poll,
+   * milliseconds later under load. One load of shared memory when there is nothing to take.
    */
   takeReplies(): void {
     const channel = this.channel;

@@ -1,5 +1,4 @@
-import { hostname } from 'node:os';
-import { pino, type Logger, type LoggerOptions } from 'pino';
+import { type DestinationStream, pino, type Logger, type LoggerOptions } from 'pino';
 import { API_KEY_SEARCH } from '../../domain/api-keys/key-format.js';
 
 /** The query parameters of the interface; no other query value is ever logged. */
@@ -62,24 +61,6 @@ interface LoggedRequest {
   headers?: Record<string, unknown>;
 }
 
-/** Where a logger's lines go, and the bindings every line of it carries, as pino writes them. */
-export interface JsonLines {
-  write(line: string): void;
-  /** `,"pid":...,"hostname":"..."`: what pino writes after the time. */
-  readonly base: string;
-}
-
-const jsonLines = new WeakMap<object, JsonLines>();
-
-/**
- * The destination of a logger createLogger made, for the one line written often enough to be
- * formatted by hand (the access line, src/http/plugins/access-log.plugin.ts); undefined for any
- * other logger, which then formats all its lines itself.
- */
-export function jsonLinesOf(logger: object): JsonLines | undefined {
-  return jsonLines.get(logger);
-}
-
 /**
  * The process's logger: Fastify logs requests through it, and the services their background work.
  * Headers are logged only with failures (5xx); credential headers are then redacted by path,
@@ -87,14 +68,11 @@ export function jsonLinesOf(logger: object): JsonLines | undefined {
  */
 export function createLogger(options: {
   level: string;
-  /** Where lines go; standard output when absent. */
-  stream?: { write(line: string): void };
+  /** Where lines go; standard output (stdoutDestination) when absent. */
+  stream?: DestinationStream;
 }): Logger {
-  // pino's own default, spelled out so that a line formatted by hand starts the same way.
-  const base = { pid: process.pid, hostname: hostname() };
   const settings: LoggerOptions = {
     level: options.level,
-    base,
     redact: {
       paths: ['headers.authorization', 'headers.cookie', 'headers["proxy-authorization"]'],
       censor: '[redacted]',
@@ -121,12 +99,25 @@ export function createLogger(options: {
       },
     },
   };
-  if (options.stream === undefined) return pino(settings);
-  const logger = pino(settings, options.stream);
-  const stream = options.stream;
-  jsonLines.set(logger, {
-    write: (line) => stream.write(line),
-    base: JSON.stringify(base).replace(/^\{/, ',').slice(0, -1),
+  return pino(settings, options.stream ?? stdoutDestination());
+}
+
+/** How long a line waits at most for others to share its write. */
+export const LOG_FLUSH_MS = 100;
+
+/**
+ * Standard output through pino's asynchronous destination (sonic-boom): lines are buffered until
+ * 4 KiB wait, then written together off the request path, and flushed every LOG_FLUSH_MS so an idle
+ * server's lines are not held back; pino flushes what is left when the process exits. Past 16 MiB
+ * unwritten (a reader that stopped reading), lines are dropped rather than memory grown.
+ */
+export function stdoutDestination(): DestinationStream {
+  const destination = pino.destination({
+    dest: 1,
+    sync: false,
+    minLength: 4096,
+    maxLength: 16 * 1024 * 1024,
   });
-  return logger;
+  setInterval(() => destination.flush(), LOG_FLUSH_MS).unref();
+  return destination;
 }

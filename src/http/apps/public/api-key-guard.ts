@@ -14,7 +14,7 @@ import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../../errors/error-handler.js';
 import { type HttpError, httpErrors } from '../../errors/http-error.js';
 import { clientAddress } from '../../../domain/rate-limits/client-address.js';
 import type { Metrics } from '../../../telemetry/metrics.js';
-import { setRateLimitHeaders } from '../../answers/rate-limit-headers.js';
+import { setRateLimitHeaders } from '../reply-answer.js';
 import { routeInfo } from '../../route-info.js';
 
 declare module 'fastify' {
@@ -41,15 +41,15 @@ export type Guard = (
   done: (refusal?: Error) => void,
 ) => void;
 
-/** Decisions made before the guard ran, by the path that answers kept copies (kept-answers.ts). */
-const decided = new WeakMap<IncomingMessage, Admission>();
+/** Decisions made before the guard ran, by the fast path (src/http/fast-path/). */
+const handedOver = new WeakMap<IncomingMessage, Admission>();
 
 /**
- * Hands the guard a decision already made on this request (it was counted then): the guard
- * answers with it rather than asking the admission service a second time.
+ * Hands the guard a decision the fast path already made on this request (it was counted then):
+ * the guard answers with it rather than asking the admission service a second time.
  */
-export function decidedBefore(request: IncomingMessage, decision: Admission): void {
-  decided.set(request, decision);
+export function handOverAdmission(request: IncomingMessage, decision: Admission): void {
+  handedOver.set(request, decision);
 }
 
 /** The guard as a promise that rejects with the refusal, for callers outside a hook chain. */
@@ -130,7 +130,7 @@ export function createGuard(deps: GuardDependencies, access: Operation['access']
     }
     return error instanceof Error ? error : new Error(String(error));
   };
-  return (request, reply, done) => {
+  return function admitRequest(request, reply, done) {
     const finish = (decided: Admission) => {
       let refusal: Error | undefined;
       try {
@@ -140,9 +140,9 @@ export function createGuard(deps: GuardDependencies, access: Operation['access']
       }
       done(refusal);
     };
-    const before = decided.get(request.raw);
+    const before = handedOver.get(request.raw);
     if (before !== undefined) {
-      decided.delete(request.raw);
+      handedOver.delete(request.raw);
       finish(before);
       return;
     }

@@ -1,3 +1,4 @@
+import helmet from '@fastify/helmet';
 import swaggerUi, { type FastifySwaggerUiOptions } from '@fastify/swagger-ui';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
@@ -5,7 +6,6 @@ import { handleError } from '../../errors/error-handler.js';
 import { HttpError } from '../../errors/http-error.js';
 import { noRouteFor } from '../../not-found.js';
 import { API_SCOPE, OPERATIONS_ENDPOINTS } from '../../scopes.js';
-import { helmetForPages } from '../../plugins/security-headers.plugin.js';
 
 /**
  * Content-Security-Policy of the docs page and its assets: everything from this server, nothing
@@ -61,7 +61,7 @@ export const docsPlugin = fp(
     await app.register(async (docs) => {
       docs.setErrorHandler(answerStaticRefusal);
       // A web page's browser headers, for these routes only; the CSP is the one below.
-      await docs.register(helmetForPages, { contentSecurityPolicy: false });
+      await docs.register(helmet, { contentSecurityPolicy: false });
       await docs.register(swaggerUi, DOCS_OPTIONS);
     });
   },

@@ -1,34 +1,41 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Config } from '../../../config/config.js';
 import type { AdmissionService } from '../../../domain/admission/admission-service.js';
+import { KEY_PREFIX } from '../../../domain/api-keys/key-format.js';
+import type { StoreCache } from '../../../domain/cache/store-cache.js';
 import type { Clock } from '../../../domain/clock.js';
 import type { PetService } from '../../../domain/pets/pet-service.js';
-import type { StoreCopies } from '../../../domain/pets/store-copies.js';
 import type { Dependency, Storage } from '../../../domain/ports.js';
 import { collectProcessMetrics, type Metrics } from '../../../telemetry/metrics.js';
 import type { RequestTracing } from '../../../telemetry/tracing.js';
-import { createGuard, guarded } from './api-key-guard.js';
-import { createBaseApp } from '../base-app.js';
-import { keptAnswers } from '../../fast-path/fast-path.js';
-import { PageAnswers } from './pets/list-pets.route.js';
-import { accessLogFor, ARRIVAL_LEVELS } from '../../plugins/access-log.plugin.js';
+import { AnswerRecorder } from '../../answers/answer-recorder.js';
+import type { CachedAnswer } from '../../answers/cached-answer.js';
+import { PetAnswers } from '../../answers/pet-answers.js';
+import { rateLimitHeaderLines } from '../../answers/rate-limit-headers.js';
+import { answerHeadersFor, CORS_EXPOSED_HEADERS } from '../../answers/response-headers.js';
 import { ErrorSchema } from '../../errors/error.schema.js';
-import { ApiServer, refusalWarnings } from '../../server/api-server.js';
-import { docsPlugin } from './docs.plugin.js';
-import { refuseUnrouted } from '../../not-found.js';
-import { metricsPlugin } from '../../plugins/metrics.plugin.js';
-import { registerMetrics } from '../ops/metrics.route.js';
-import { openApiPlugin } from '../../openapi/openapi.plugin.js';
-import { Readiness } from '../ops/readiness.js';
-import { RATE_LIMIT_HEADER_NAMES, rateLimitHeaderLines } from '../../answers/rate-limit-headers.js';
-import { API_SCOPE, isUnder, OPERATIONS_ENDPOINTS } from '../../scopes.js';
-import { registerHealth } from '../ops/health.route.js';
-import { routeInfo } from '../../route-info.js';
-import { NewPetSchema, PetSchema, PetsSchema, PetStatusSchema } from './pets/pet.schema.js';
-import { v1Routes } from './v1.routes.js';
+import { createFastPath } from '../../fast-path/fast-path.js';
+import { checkFastPathRules } from '../../fast-path/fast-path-rules.js';
 import { refuseOtherMethods } from '../../methods.js';
+import { refuseUnrouted } from '../../not-found.js';
+import { openApiPlugin } from '../../openapi/openapi.plugin.js';
+import { API_SCOPE, isUnder, OPERATIONS_ENDPOINTS } from '../../scopes.js';
+import { ApiServer, refusalWarnings } from '../../server/api-server.js';
 import type { JsonSchema } from '../../validation/validator-compiler.js';
-import { KEY_PREFIX } from '../../../domain/api-keys/key-format.js';
+import { createBaseApp } from '../base-app.js';
+import { registerHealth } from '../ops/health.route.js';
+import { registerMetrics } from '../ops/metrics.route.js';
+import { Readiness } from '../ops/readiness.js';
+import { createGuard, guarded } from './api-key-guard.js';
+import { docsPlugin } from './docs.plugin.js';
+import {
+  NewPetSchema,
+  petSerializers,
+  PetSchema,
+  PetsSchema,
+  PetStatusSchema,
+} from './pets/pet.schema.js';
+import { v1Routes } from './v1.routes.js';
 
 /** What the app uses; src/services.ts builds it from the configuration. */
 export interface AppServices {
@@ -37,8 +44,8 @@ export interface AppServices {
   /** Decides who gets in to the API scope. */
   readonly admission: AdmissionService;
   readonly pets: PetService;
-  /** Every in-memory copy of stored data, and the rule of when it may be kept. */
-  readonly copies: StoreCopies;
+  /** Every in-memory copy of stored data, and when it is invalidated. */
+  readonly cache: StoreCache<CachedAnswer>;
   /** Asked by /readyz, each by name. */
   readonly dependencies: readonly Dependency[];
   /** Shared by every listener of the process and told of storage and Redis (src/services.ts). */
@@ -64,45 +71,38 @@ const pollCommitReplies = (
 ): (() => void) | undefined =>
   storage.pollCommitReplies === undefined ? undefined : () => storage.pollCommitReplies?.();
 
-/** Builds the application; the caller owns listening and closing (src/server-main.ts, tests). */
+/**
+ * The public listener: the pet API under /v1 with its fast path in front (src/http/fast-path/),
+ * its OpenAPI document and /docs, and the operations endpoints unless the ops listener serves them.
+ * The caller owns listening and closing (src/server-main.ts, tests).
+ */
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
-  const { config, clock, admission, pets, copies, dependencies, metrics } = deps.services;
+  const { config, clock, admission, pets, cache, dependencies, metrics } = deps.services;
   collectProcessMetrics(metrics);
   const admit = { admission, metrics, keyPrefix: KEY_PREFIX[config.environment] };
   const guard = createGuard(admit, 'api_key');
   const warnRefused = refusalWarnings();
-  const access = accessLogFor({
+  const recorder = new AnswerRecorder({
     logger: deps.logger,
-    tracing: deps.tracing !== undefined,
+    metrics: metrics.http,
+    tracing: deps.tracing,
     sampleSuccess: config.logSampleSuccess,
   });
-  // Kept copies are answered before Fastify unless something the path does not do is asked of
-  // every request: a span (tracing), CORS headers, an arrival line (debug), a line pino formats.
-  const keptPath =
-    deps.tracing === undefined &&
-    config.corsOrigins.length === 0 &&
-    !ARRIVAL_LEVELS.has(deps.logger?.level ?? 'info') &&
-    (access === undefined || access.formatted);
-  const pageAnswers = new PageAnswers(config.publicBaseUrl);
+  const cors = config.corsOrigins.length > 0;
+  const answerHeaders = answerHeadersFor({ cors });
+  const answers = new PetAnswers(config.publicBaseUrl, petSerializers());
+  // At debug every request logs its arrival with request.ip, which only Fastify works out
+  // (trustProxy): the fast path is off then (docs/architecture.md).
+  const fastPath = recorder.logsArrivals
+    ? undefined
+    : createFastPath({ admission, cache, pets, answers, recorder, clock, answerHeaders, cors });
   const app = await createBaseApp({
     config,
     ...(deps.logger ? { logger: deps.logger } : {}),
     ...(deps.tracing ? { tracing: deps.tracing } : {}),
-    access,
-    ...(keptPath
-      ? {
-          serveFirst: keptAnswers({
-            admission,
-            copies,
-            pets,
-            pageAnswers,
-            metrics,
-            access,
-            clock,
-            publicBaseUrl: config.publicBaseUrl,
-          }),
-        }
-      : {}),
+    recorder,
+    answerHeaders,
+    ...(fastPath ? { serveFirst: fastPath } : {}),
     schemas: SHARED_SCHEMAS as JsonSchema[],
     // An acknowledged write is answered as soon as its commit ended, not at the next poll.
     onArrival: pollCommitReplies(deps.services.storage),
@@ -119,31 +119,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     },
   });
   app.decorateRequest('apiKey', undefined);
-  const tracing = deps.tracing;
-  if (tracing) {
-    app.addHook('onResponse', (request, reply, done) => {
-      tracing.answered(request.raw, {
-        method: request.method,
-        route: routeInfo(request).template,
-        status: reply.statusCode,
-        keyId: request.apiKey?.id,
-      });
-      done();
-    });
-  }
-  if (config.corsOrigins.length > 0) {
-    const { default: cors } = await import('@fastify/cors');
-    await app.register(cors, {
+  if (cors) {
+    const { default: corsPlugin } = await import('@fastify/cors');
+    await app.register(corsPlugin, {
       origin: [...config.corsOrigins],
-      exposedHeaders: [
-        'Link',
-        'Location',
-        'X-Request-Id',
-        'Deprecation',
-        'Sunset',
-        'Idempotent-Replayed',
-        ...RATE_LIMIT_HEADER_NAMES,
-      ],
+      exposedHeaders: [...CORS_EXPOSED_HEADERS],
     });
   }
   // After the plugins above, so that the refusal is logged and carries their headers.
@@ -151,8 +131,6 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     'onRequest',
     refuseUnrouted((url) => isUnder(API_SCOPE, url)),
   );
-
-  await app.register(metricsPlugin, { metrics });
 
   await app.register(openApiPlugin, { config });
   const draining = () => app.server instanceof ApiServer && app.server.draining;
@@ -177,10 +155,12 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     pets,
     clock,
     publicBaseUrl: config.publicBaseUrl,
-    corsEnabled: config.corsOrigins.length > 0,
-    copies,
-    pageAnswers,
+    corsEnabled: cors,
+    cache,
+    answers,
   });
   if (config.docs) await app.register(docsPlugin);
+  // A hook on the fast path's routes that fast-path-rules.ts does not declare stops the start.
+  if (fastPath) app.addHook('onReady', checkFastPathRules(app));
   return app;
 }

@@ -1,21 +1,21 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import type { StoreCache } from '../../../../domain/cache/store-cache.js';
 import type { Clock } from '../../../../domain/clock.js';
 import {
-  GET_PET_DEPRECATED_AT,
   GET_PET_SUNSET_HTTP_DATE,
   getPetGone,
   isGetPetGone,
 } from '../../../../domain/pets/deprecation.js';
 import { INT64_MAX } from '../../../../domain/pets/pet.js';
 import type { PetService } from '../../../../domain/pets/pet-service.js';
-import type { StoreCopies } from '../../../../domain/pets/store-copies.js';
+import type { CachedAnswer } from '../../../answers/cached-answer.js';
+import { deprecationHeaders, GET_PET, type PetAnswers } from '../../../answers/pet-answers.js';
 import { httpErrors } from '../../../errors/http-error.js';
 import { errorResponses, jsonResponse } from '../../../openapi/openapi-responses.js';
-import { sendCached, serialize } from '../../../answers/cached-answer.js';
-import { apiPath } from '../../../scopes.js';
 import { problems } from '../../../validation/validator-compiler.js';
+import { sendAnswer } from '../../reply-answer.js';
 import { PetIdParamsSchema, PetSchema } from './pet.schema.js';
 
 const DEPRECATION_HEADERS = {
@@ -33,24 +33,13 @@ const DEPRECATION_HEADERS = {
   },
 };
 
-/** What the route is known by: metrics, logs and the copies answered without Fastify. */
-export const GET_PET = { operationId: 'getPet', path: '/pets/:petId' } as const;
-
-/** RFC 9745's Deprecation, RFC 8594's Sunset and the successor, on every answer of getPet. */
-export function deprecationHeaders(publicBaseUrl: string): Readonly<Record<string, string>> {
-  return Object.freeze({
-    deprecation: `@${Math.floor(GET_PET_DEPRECATED_AT / 1000)}`,
-    sunset: GET_PET_SUNSET_HTTP_DATE,
-    link: `<${publicBaseUrl}${apiPath('/pets')}>; rel="successor-version"`,
-  });
-}
-
 export function registerGetPet(
   app: FastifyInstance,
   pets: PetService,
   clock: Clock,
+  answers: PetAnswers,
+  cache: StoreCache<CachedAnswer>,
   publicBaseUrl: string,
-  copies: StoreCopies,
 ): void {
   const headers = deprecationHeaders(publicBaseUrl);
   app.withTypeProvider<TypeBoxTypeProvider>().get(
@@ -60,7 +49,7 @@ export function registerGetPet(
         operationId: GET_PET.operationId,
         summary: 'Get a pet (deprecated)',
         description: `Deprecated: removed on ${GET_PET_SUNSET_HTTP_DATE}; from then on it answers 410. Use GET /pets with a status filter instead.`,
-        deprecated: true,
+        deprecated: GET_PET.deprecated,
         tags: ['Pets'],
         params: PetIdParamsSchema,
         response: {
@@ -72,24 +61,23 @@ export function registerGetPet(
           }),
         },
       },
-      // onSend sees every answer of this route, the 401s of authentication included. Both hooks
-      // take a callback rather than being async: no promise per request on the hot path.
-      onSend: (_request, reply, payload, done) => {
+      // Every answer of the operation, its refusals included, carries the deprecation headers
+      // (the 200's definition has them too). Both hooks take a callback rather than being async:
+      // no promise per request.
+      onSend: function markDeprecated(_request, reply, payload, done) {
         void reply.headers(headers);
         done(null, payload);
       },
       // Before validation, so that after the sunset every call, valid id or not, learns it is gone.
-      preValidation: (_request, _reply, done) => {
+      preValidation: function refuseAfterSunset(_request, _reply, done) {
         if (isGetPetGone(clock.now())) done(getPetGone());
         else done();
       },
     },
     async (request, reply) => {
       const { petId } = request.params;
-      const answer = await copies.pet(petId, async () => ({
-        body: serialize(reply, await pets.get(petId)),
-      }));
-      return sendCached(reply, answer);
+      const answer = await cache.pet(petId, async () => answers.pet(await pets.get(petId)));
+      return sendAnswer(reply, answer);
     },
   );
 }

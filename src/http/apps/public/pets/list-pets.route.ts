@@ -1,60 +1,20 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import type { StoreCache } from '../../../../domain/cache/store-cache.js';
 import { PAGE_SIZE } from '../../../../domain/pets/pet.js';
-import type { ListPetsResult, PetService } from '../../../../domain/pets/pet-service.js';
-import type { KeptCopy, PageQuery, StoreCopies } from '../../../../domain/pets/store-copies.js';
+import type { PetService } from '../../../../domain/pets/pet-service.js';
+import type { CachedAnswer } from '../../../answers/cached-answer.js';
+import { LIST_PETS, type PetAnswers } from '../../../answers/pet-answers.js';
 import { errorResponses, jsonResponse } from '../../../openapi/openapi-responses.js';
-import { sendCached, type Serializer, serializerOf } from '../../../answers/cached-answer.js';
-import { apiPath } from '../../../scopes.js';
+import { sendAnswer } from '../../reply-answer.js';
 import { ListPetsQuerySchema, PetsSchema } from './pet.schema.js';
-
-/** What the route is known by: metrics, logs and the copies answered without Fastify. */
-export const LIST_PETS = { operationId: 'listPets', path: '/pets' } as const;
-
-/**
- * How a page of the listing becomes the copy that is sent (and kept when final): the body by the
- * route's own 200 serializer, and the Link to the next page. The path before Fastify
- * (src/http/fast-path/fast-path.ts) builds uncached pages here too, for the same bytes; it has no reply to
- * take the serializer from, so it uses the one the route took, and leaves uncached pages to
- * the route until the route has answered one.
- */
-export class PageAnswers {
-  #serialize: Serializer | undefined;
-
-  constructor(private readonly publicBaseUrl: string) {}
-
-  /** The copy of a page the route answers; the route's serializer is kept for answerNow. */
-  fromRoute(reply: FastifyReply, query: PageQuery, page: ListPetsResult): KeptCopy {
-    this.#serialize ??= serializerOf(reply);
-    return this.copyOf(this.#serialize, query, page);
-  }
-
-  /** Whether answerNow can serialize: the route answered a page already. */
-  get ready(): boolean {
-    return this.#serialize !== undefined;
-  }
-
-  /** The copy of a page read before Fastify; undefined until the route answered one. */
-  answerNow(query: PageQuery, page: ListPetsResult): KeptCopy | undefined {
-    return this.#serialize && this.copyOf(this.#serialize, query, page);
-  }
-
-  private copyOf(serialize: Serializer, query: PageQuery, page: ListPetsResult): KeptCopy {
-    const body = serialize(page.pets);
-    if (page.nextCursor === undefined) return { body };
-    const next = new URLSearchParams({ limit: String(query.limit) });
-    if (query.status) next.set('status', query.status);
-    next.set('cursor', page.nextCursor);
-    return { body, link: `<${this.publicBaseUrl}${apiPath('/pets')}?${next}>; rel="next"` };
-  }
-}
 
 export function registerListPets(
   app: FastifyInstance,
   pets: PetService,
-  answers: PageAnswers,
-  copies: StoreCopies,
+  answers: PetAnswers,
+  cache: StoreCache<CachedAnswer>,
 ): void {
   app.withTypeProvider<TypeBoxTypeProvider>().get(
     LIST_PETS.path,
@@ -86,11 +46,11 @@ export function registerListPets(
         ...(status ? { status } : {}),
         ...(cursor !== undefined ? { cursor } : {}),
       };
-      const answer = await copies.page(query, async () => {
+      const answer = await cache.page(query, async () => {
         const page = await pets.list(query);
-        return { copy: answers.fromRoute(reply, query, page), final: page.final };
+        return { value: answers.page(query, page), final: page.final };
       });
-      return sendCached(reply, answer);
+      return sendAnswer(reply, answer);
     },
   );
 }

@@ -1,6 +1,8 @@
 import { Type } from '@sinclair/typebox';
+import fastJson from 'fast-json-stringify';
 import { describeDuration } from '../../../../config/durations.js';
 import { IDEMPOTENCY_RETENTION_MS } from '../../../../domain/pets/pet-service.js';
+import type { PetSerializers } from '../../../answers/pet-answers.js';
 import { NAME_MAX_CODE_POINTS, PAGE_SIZE, PET_STATUSES } from '../../../../domain/pets/pet.js';
 
 /**
@@ -132,3 +134,18 @@ export const IdempotencyHeadersSchema = Type.Object({
     }),
   ),
 });
+
+/**
+ * The 200 bodies' serializers, compiled from the response schemas above by fast-json-stringify,
+ * the library Fastify compiles response schemas with, referenced schemas resolved by $id as
+ * Fastify resolves them: every writer of a pet answer gets the same bytes (answers/pet-answers.ts).
+ */
+export function petSerializers(): PetSerializers {
+  // TypeBox's types are JSON Schema as fast-json-stringify reads it; its own typing is narrower.
+  type Schema = Parameters<typeof fastJson>[0];
+  const schema = (typed: object) => typed as Schema;
+  const references = { PetStatus: schema(PetStatusSchema), Pet: schema(PetSchema) };
+  const pet = fastJson(schema(PetSchema), { schema: references });
+  const pets = fastJson(schema(PetsSchema), { schema: references });
+  return { pet: (value) => pet(value), pets: (value) => pets(value) };
+}

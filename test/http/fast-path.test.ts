@@ -6,8 +6,8 @@ import { sample, scrapeAt } from '../helpers/prometheus-text.js';
 import { call, TEST_BACKEND, type TestServer, useServer } from '../helpers/test-server.js';
 
 /**
- * listPets and getPet answered from kept copies before Fastify (src/http/fast-path/fast-path.ts): the
- * same answer, access line and counts as the routes give, and everything else left to them.
+ * listPets and getPet answered by the fast path in front of Fastify (src/http/fast-path/): the same
+ * answer, access line and counts as the routes give, and everything else left to them.
  */
 const lines: string[] = [];
 // At info, as servers run: at debug every request also logs its arrival, which only the routes do.
@@ -16,17 +16,17 @@ const server = useServer({ logLines: lines, logLevel: 'info', env: { PETSTORE_BA
 // A server starts reading the store generation when it starts (startBackgroundWork): keys cached
 // before the first read count as stale, so the first answers here would all go to the routes.
 beforeAll(async () => {
-  await server().services.copies.start();
+  await server().services.cache.start();
 });
 
 afterEach(() => {
   vi.restoreAllMocks();
 });
 
-/** Counts the requests the routes answer (they ask the copies through page() and pet()). */
+/** Counts the requests the routes answer (they ask the cache through page() and pet()). */
 function routeCalls(s: TestServer): () => number {
-  const page = vi.spyOn(s.services.copies, 'page');
-  const pet = vi.spyOn(s.services.copies, 'pet');
+  const page = vi.spyOn(s.services.cache, 'page');
+  const pet = vi.spyOn(s.services.cache, 'pet');
   return () => page.mock.calls.length + pet.mock.calls.length;
 }
 
@@ -35,7 +35,7 @@ async function createPets(key: string, count: number): Promise<number[]> {
   for (let i = 0; i < count; i++) {
     const res = await call(server(), 'POST', '/v1/pets', {
       key,
-      body: { name: `Kept ${i}`, categoryId: 7, status: 'sold' },
+      body: { name: `Fast ${i}`, categoryId: 7, status: 'sold' },
     });
     expect(res.status).toBe(201);
     ids.push((res.body as { id: number }).id);
@@ -64,17 +64,17 @@ const LIST_ANSWERED = { operation: 'listPets', method: 'GET', status: '200' };
 const grew = (before: string, after: string, name: string, labels: Record<string, string>) =>
   sample(after, name, labels) - sample(before, name, labels);
 
-// PostgreSQL keeps a page only once its ids are below the id horizon, a minute after they were taken.
-const pagesKeptAtOnce = TEST_BACKEND === 'sqlite';
-// Only SQLite reads synchronously: on PostgreSQL a page not kept goes to the route.
+// PostgreSQL caches a page only once its ids are below the id horizon, a minute after they were taken.
+const pagesCachedAtOnce = TEST_BACKEND === 'sqlite';
+// Only SQLite reads synchronously: on PostgreSQL a page not cached goes to the route.
 const readsNow = TEST_BACKEND === 'sqlite';
 
 /** The cursor of a page of the sold pets that starts after `id`. */
 const cursorAfter = (id: number) => encodeCursor(id, 'sold');
 
-describe('kept copies answered before Fastify', () => {
-  it.runIf(pagesKeptAtOnce)(
-    'answer a page as the route does: body, headers, access line, counts',
+describe('the fast path', () => {
+  it.runIf(pagesCachedAtOnce)(
+    'answers a cached page as the route does: body, headers, access line, counts',
     async () => {
       const { key, id } = await server().createKey('business');
       await createPets(key, 3);
@@ -83,20 +83,23 @@ describe('kept copies answered before Fastify', () => {
       const get = (requestId: string) =>
         call(server(), 'GET', path, { key, headers: { 'x-request-id': requestId } });
       const before = await scrapeAt(server().url);
-      const first = await get('kept-page-1');
+      // The first by the route (the fast path would read the page itself on SQLite), which caches it.
+      const readsNow = vi.spyOn(server().services.pets, 'listsNow', 'get').mockReturnValue(false);
+      const first = await get('cached-page-1');
+      readsNow.mockRestore();
       expect(byRoute()).toBe(1);
-      const second = await get('kept-page-2');
+      const second = await get('cached-page-2');
       expect(byRoute()).toBe(1);
 
       expect(second.status).toBe(200);
       expect(second.text).toBe(first.text);
       expect(steady(second.headers)).toEqual(steady(first.headers));
-      expect(second.headers.get('x-request-id')).toBe('kept-page-2');
+      expect(second.headers.get('x-request-id')).toBe('cached-page-2');
       expect(Number(second.headers.get('x-ratelimit-remaining'))).toBe(
         Number(first.headers.get('x-ratelimit-remaining')) - 1,
       );
-      expect(accessLine('kept-page-2')).toEqual(accessLine('kept-page-1'));
-      expect(accessLine('kept-page-2')).toMatchObject({ route: '/v1/pets', keyId: id });
+      expect(accessLine('cached-page-2')).toEqual(accessLine('cached-page-1'));
+      expect(accessLine('cached-page-2')).toMatchObject({ route: '/v1/pets', keyId: id });
 
       const after = await scrapeAt(server().url);
       expect(grew(before, after, 'petstore_http_requests_total', LIST_ANSWERED)).toBe(2);
@@ -106,14 +109,12 @@ describe('kept copies answered before Fastify', () => {
   );
 
   it.runIf(readsNow)(
-    'read a page that is not kept (the last one) before Fastify, as the route answers it',
+    'reads a page that is not cached (the last one), as the route answers it',
     async () => {
       const { key, id } = await server().createKey('business');
       const ids = await createPets(key, 3);
-      // A page answered by the route first: the path takes its serializer from the route.
-      await call(server(), 'GET', '/v1/pets?limit=1', { key });
       const byRoute = routeCalls(server());
-      const byPath = vi.spyOn(server().services.copies, 'pageNow');
+      const byPath = vi.spyOn(server().services.cache, 'pageSync');
       // A limit of its own: no earlier test asked for this page, and it is not full.
       const path = `/v1/pets?limit=97&status=sold&cursor=${cursorAfter(ids[0]!)}`;
       const get = (requestId: string) =>
@@ -143,7 +144,7 @@ describe('kept copies answered before Fastify', () => {
   );
 
   it.runIf(readsNow)(
-    'keep a full page read before Fastify, and leave a bad cursor to the route',
+    'caches a full page it read, and leaves a bad cursor to the route',
     async () => {
       const { key } = await server().createKey('business');
       const ids = await createPets(key, 3);
@@ -152,7 +153,7 @@ describe('kept copies answered before Fastify', () => {
       const path = `/v1/pets?limit=1&status=sold&cursor=${cursorAfter(ids[0]!)}`;
       const first = await call(server(), 'GET', path, { key });
       const second = await call(server(), 'GET', path, { key });
-      expect(read).toHaveBeenCalledTimes(1); // the second from the copy kept by the first
+      expect(read).toHaveBeenCalledTimes(1); // the second from the answer the first cached
       expect(second.text).toBe(first.text);
       expect(second.headers.get('link')).toBe(first.headers.get('link'));
       expect(first.headers.get('link')).toContain('rel="next"');
@@ -168,7 +169,7 @@ describe('kept copies answered before Fastify', () => {
   );
 
   it.runIf(readsNow)(
-    'leave a store error of a page read before Fastify to the route, counted once',
+    'leaves a store error of a page it read to the route, counted once',
     async () => {
       const { key } = await server().createKey('business');
       await call(server(), 'GET', '/v1/pets?limit=1', { key });
@@ -177,11 +178,11 @@ describe('kept copies answered before Fastify', () => {
         throw new DependencyUnavailableError('database', { cause: new Error('test outage') });
       });
       const path = '/v1/pets?limit=96&status=sold';
-      const ok = await call(server(), 'GET', '/v1/pets?limit=1', { key }); // kept: no read
+      const ok = await call(server(), 'GET', '/v1/pets?limit=1', { key }); // cached: no read
       const failed = await call(server(), 'GET', path, { key });
       expect(failed.status).toBe(503);
       expect(failed.headers.get('retry-after')).not.toBeNull();
-      // The path read first, then the route (its list reads through listNow too).
+      // The fast path read first, then the route (its list reads through listNow too).
       expect(outage).toHaveBeenCalledTimes(2);
       outage.mockRestore();
       const after = await call(server(), 'GET', path, { key });
@@ -191,21 +192,21 @@ describe('kept copies answered before Fastify', () => {
     },
   );
 
-  it('answer a pet as the route does, deprecation headers and deprecated calls included', async () => {
+  it('answers a cached pet as the route does, deprecation headers and deprecated calls included', async () => {
     const { key, id } = await server().createKey('pro');
     const [petId] = await createPets(key, 1);
     const byRoute = routeCalls(server());
     const get = (requestId: string) =>
       call(server(), 'GET', `/v1/pets/${petId}`, { key, headers: { 'x-request-id': requestId } });
     const before = await scrapeAt(server().url);
-    const first = await get('kept-pet-1');
-    const second = await get('kept-pet-2');
+    const first = await get('cached-pet-1');
+    const second = await get('cached-pet-2');
     expect(byRoute()).toBe(1);
     expect(second.status).toBe(200);
     expect(second.text).toBe(first.text);
     expect(steady(second.headers)).toEqual(steady(first.headers));
     expect(second.headers.get('deprecation')).toMatch(/^@\d+$/);
-    expect(accessLine('kept-pet-2')).toEqual(accessLine('kept-pet-1'));
+    expect(accessLine('cached-pet-2')).toEqual(accessLine('cached-pet-1'));
 
     const after = await scrapeAt(server().url);
     const deprecated = { operation: 'getPet', plan: 'pro' };
@@ -214,14 +215,14 @@ describe('kept copies answered before Fastify', () => {
     expect((await server().storage.apiKeys.findById(id))?.deprecatedCalls).toBe(2);
   });
 
-  it.runIf(pagesKeptAtOnce)(
-    'count a refusal decided before Fastify once: a ban comes after PETSTORE_BAN_AFTER more 429s',
+  it.runIf(pagesCachedAtOnce)(
+    'counts a refusal it decided once: a ban comes after PETSTORE_BAN_AFTER more 429s',
     async () => {
       const { key } = await server().createKey('enterprise', { perMinute: 2, perDay: 1000 });
       const byRoute = routeCalls(server());
       const list = () => call(server(), 'GET', '/v1/pets?limit=1', { key });
-      expect((await list()).status).toBe(200); // the route keeps the page
-      expect((await list()).status).toBe(200); // answered from the kept copy
+      expect((await list()).status).toBe(200); // the route caches the page
+      expect((await list()).status).toBe(200); // the fast path answers from the cache
       expect(byRoute()).toBe(1);
       // The first 429, then two more tolerated (PETSTORE_BAN_AFTER=2), then the ban.
       const codes = [];
@@ -230,7 +231,7 @@ describe('kept copies answered before Fastify', () => {
     },
   );
 
-  it('leave to the routes what they answer otherwise', async () => {
+  it('leaves to the routes what they answer otherwise', async () => {
     const { key } = await server().createKey('business');
     const [petId] = await createPets(key, 2);
     await call(server(), 'GET', '/v1/pets?limit=1', { key });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
-import { StoreCopies, type Every } from '../../src/domain/pets/store-copies.js';
+import { StoreCache, type Every } from '../../src/domain/cache/store-cache.js';
 import type { GenerationReading, StoreGeneration } from '../../src/domain/ports.js';
 import { createServices } from '../../src/services.js';
 import { createStorage } from '../../src/storage/create-storage.js';
@@ -40,35 +40,36 @@ function handTimer(): { every: Every; fire(): void; stopped: () => boolean } {
 }
 
 const BUDGETS = { pets: 100_000, pages: 100_000 };
-const copy = (body: string) => ({ body });
+/** A cached value as the cache sees one: anything that knows its weight. */
+const copy = (body: string) => ({ body, weight: 2 * body.length });
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 function setUp() {
   const generation = new HandGeneration();
   const timer = handTimer();
-  const drops: Array<{ from: string; to: string; copies: number }> = [];
-  const copies = new StoreCopies(generation, {
+  const drops: Array<{ from: string; to: string; entries: number }> = [];
+  const cache = new StoreCache<ReturnType<typeof copy>>(generation, {
     budgets: BUDGETS,
     every: timer.every,
-    onDropped: (change) => drops.push(change),
+    onInvalidated: (change) => drops.push(change),
   });
   let keyDrops = 0;
-  copies.onDrop(() => (keyDrops += 1));
-  return { generation, timer, copies, drops, keyDrops: () => keyDrops };
+  cache.onInvalidate(() => (keyDrops += 1));
+  return { generation, timer, cache, drops, keyDrops: () => keyDrops };
 }
 
-describe('StoreCopies', () => {
-  it('when the generation changes, drops every pet and page and calls the key-cache drop', async () => {
-    const { generation, timer, copies, drops, keyDrops } = setUp();
+describe('StoreCache', () => {
+  it('when the generation changes, invalidates every pet and page and the key cache', async () => {
+    const { generation, timer, cache, drops, keyDrops } = setUp();
     let loads = 0;
-    const pet = () => copies.pet(2n, async () => copy(`pet #${++loads}`));
+    const pet = () => cache.pet(2n, async () => copy(`pet #${++loads}`));
     const page = () =>
-      copies.page({ limit: 2 }, async () => ({ copy: copy(`page #${++loads}`), final: true }));
+      cache.page({ limit: 2 }, async () => ({ value: copy(`page #${++loads}`), final: true }));
 
     expect((await pet()).body).toBe('pet #1');
     expect((await page()).body).toBe('page #2');
     expect((await pet()).body).toBe('pet #1'); // kept
-    expect(copies.pets.size.entries + copies.pages.size.entries).toBe(2);
+    expect(cache.pets.size.entries + cache.pages.size.entries).toBe(2);
 
     timer.fire(); // same generation: nothing happens
     await nextTurn();
@@ -78,77 +79,77 @@ describe('StoreCopies', () => {
     await generation.bump();
     timer.fire();
     await nextTurn();
-    expect(copies.pets.size.entries + copies.pages.size.entries).toBe(0);
+    expect(cache.pets.size.entries + cache.pages.size.entries).toBe(0);
     expect(keyDrops()).toBe(1);
-    expect(drops).toEqual([{ from: 'g1', to: 'g1+', copies: 2 }]);
+    expect(drops).toEqual([{ from: 'g1', to: 'g1+', entries: 2 }]);
     expect((await pet()).body).toBe('pet #3');
     expect((await page()).body).toBe('page #4');
   });
 
-  it('keeps nothing loaded across a drop: it may be a copy of the old data', async () => {
-    const { generation, copies } = setUp();
-    await copies.pet(1n, async () => copy('warm-up'));
+  it('caches nothing loaded across an invalidation: it may be of the old data', async () => {
+    const { generation, cache } = setUp();
+    await cache.pet(1n, async () => copy('warm-up'));
     let release: () => void = () => undefined;
-    const slow = copies.pet(2n, async () => {
+    const slow = cache.pet(2n, async () => {
       await new Promise<void>((resolve) => (release = resolve));
       return copy('read before the restore');
     });
     await nextTurn();
     await generation.bump();
-    expect(await copies.check()).toBe(true);
+    expect(await cache.check()).toBe(true);
     release();
     expect((await slow).body).toBe('read before the restore');
-    expect((await copies.pet(2n, async () => copy('read after'))).body).toBe('read after');
+    expect((await cache.pet(2n, async () => copy('read after'))).body).toBe('read after');
   });
 
-  it('keeps a page only when it is final, and nothing before the first read answered', async () => {
-    const { generation, copies } = setUp();
+  it('caches a page only when it is final, and nothing before the first read answered', async () => {
+    const { generation, cache } = setUp();
     generation.fail = true;
     let loads = 0;
-    const pet = () => copies.pet(1n, async () => copy(`#${++loads}`));
+    const pet = () => cache.pet(1n, async () => copy(`#${++loads}`));
     await pet();
     await pet();
-    expect(loads).toBe(2); // no generation known yet: nothing is kept
+    expect(loads).toBe(2); // no generation known yet: nothing is cached
 
     generation.fail = false;
-    await copies.check();
+    await cache.check();
     await pet();
     await pet();
     expect(loads).toBe(3);
     const open = () =>
-      copies.page({ limit: 5, status: 'sold' }, async () => ({ copy: copy('x'), final: false }));
+      cache.page({ limit: 5, status: 'sold' }, async () => ({ value: copy('x'), final: false }));
     await open();
     await open();
-    expect(copies.pages.size.entries).toBe(0);
+    expect(cache.pages.size.entries).toBe(0);
   });
 
-  it('keeps its copies while the generation cannot be read, and compares again after', async () => {
-    const { generation, copies, keyDrops } = setUp();
-    await copies.pet(1n, async () => copy('kept'));
+  it('keeps its entries while the generation cannot be read, and compares again after', async () => {
+    const { generation, cache, keyDrops } = setUp();
+    await cache.pet(1n, async () => copy('kept'));
     generation.fail = true;
-    expect(await copies.check()).toBe(false);
-    expect(copies.pets.size.entries).toBe(1);
+    expect(await cache.check()).toBe(false);
+    expect(cache.pets.size.entries).toBe(1);
     generation.fail = false;
     await generation.bump();
-    expect(await copies.check()).toBe(true);
+    expect(await cache.check()).toBe(true);
     expect(keyDrops()).toBe(1);
   });
 
   it('reads on its timer once in use, never before, and stops when closed', async () => {
-    const { generation, timer, copies } = setUp();
+    const { generation, timer, cache } = setUp();
     expect(generation.reads).toBe(0);
-    await copies.pet(1n, async () => copy('a'));
+    await cache.pet(1n, async () => copy('a'));
     expect(generation.reads).toBe(1);
     timer.fire();
     await nextTurn();
     expect(generation.reads).toBe(2);
-    copies.close();
+    cache.close();
     expect(timer.stopped()).toBe(true);
   });
 });
 
 describe('the composition root', () => {
-  it('drops the API key cache when the store generation changes', async () => {
+  it('invalidates the API key cache when the store generation changes', async () => {
     const storage = await createStorage({ kind: 'sqlite', path: ':memory:' }, { migrate: true });
     let lookups = 0;
     const counted = overlayStorage(storage, {
@@ -165,13 +166,13 @@ describe('the composition root', () => {
     });
     try {
       const { key } = await services.apiKeys.create({ plan: 'free' });
-      await services.copies.check(); // the first read: the generation is known
+      await services.cache.check(); // the first read: the generation is known
       await services.apiKeys.authenticate(key);
       await services.apiKeys.authenticate(key);
       expect(lookups).toBe(1);
-      expect(await services.copies.check()).toBe(false);
+      expect(await services.cache.check()).toBe(false);
       await storage.generation.bump();
-      expect(await services.copies.check()).toBe(true);
+      expect(await services.cache.check()).toBe(true);
       await services.apiKeys.authenticate(key);
       expect(lookups).toBe(2);
     } finally {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { plainId, plainQuery } from '../../src/http/fast-path/fast-path.js';
+import { plainId, plainQuery } from '../../src/http/fast-path/plain-request.js';
 import {
   ListPetsQuerySchema,
   PetIdParamsSchema,
@@ -13,7 +13,7 @@ import {
 } from '../../src/http/validation/validator-compiler.js';
 
 /**
- * What the path before Fastify reads of a URL, it reads as the routes do: a query or id it takes
+ * What the fast path reads of a URL, it reads as the routes do: a query or id it takes
  * is one the route's own parsing and validation take too, to the same values. Checked against
  * Fastify's query parser and the routes' validator, on URLs made of the pieces that matter.
  */

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import fp from 'fastify-plugin';
 import { API_KEY_SEARCH } from '../../domain/api-keys/key-format.js';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -22,8 +21,8 @@ export function genRequestId(request: IncomingMessage): string {
 }
 
 /**
- * The id of a request answered at once, which nothing asks again (src/http/fast-path/fast-path.ts):
- * genRequestId's choice, not remembered.
+ * The id of a request answered at once, which nothing asks again (the fast path): genRequestId's
+ * choice, not remembered.
  */
 export function requestIdFor(request: IncomingMessage): string {
   const given = request.headers['x-request-id'];
@@ -35,14 +34,3 @@ export function requestIdFor(request: IncomingMessage): string {
     ? given
     : randomUUID();
 }
-
-/** Echoes the request id on every response (Fastify's genReqId option makes it). */
-export const requestIdPlugin = fp(
-  async (app) => {
-    app.addHook('onRequest', (request, reply, done) => {
-      void reply.header('x-request-id', request.id);
-      done();
-    });
-  },
-  { name: 'request-id' },
-);
