@@ -21,7 +21,7 @@ export interface TestServer {
   /** Base URL without trailing slash, e.g. http://127.0.0.1:41234 */
   url: string;
   app: FastifyInstance;
-  /** The services the app was built with (the app's copies, admission, metrics). */
+  /** The services the app was built with (the app's cache, admission, metrics). */
   services: Services;
   storage: Storage;
   clock: TestClock;

@@ -85,7 +85,7 @@ const query = fc
   .map((pairs) => pairs.join('&'));
 const text = fc.array(piece, { maxLength: 12 }).map((pieces) => pieces.join(''));
 
-describe('the plain readings of the path before Fastify', () => {
+describe('the plain readings of the fast path', () => {
   it('take only queries the route takes, to the same values', async () => {
     await fc.assert(
       fc.asyncProperty(query, async (query) => {

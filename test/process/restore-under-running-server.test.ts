@@ -33,7 +33,7 @@ async function getPet(server: TestServer, key: string, id: number): Promise<PetB
   return res.body as PetBody;
 }
 
-/** Asks until the pet has the name (the server drops its copies on its own), or gives up. */
+/** Asks until the pet has the name (the server invalidates its caches on its own), or gives up. */
 async function untilNamed(server: TestServer, key: string, id: number, name: string) {
   const deadline = performance.now() + WITHIN_MS;
   let seen = await getPet(server, key, id);

@@ -3,7 +3,7 @@ import type { PageQuery } from '../../domain/pets/pet-service.js';
 
 /**
  * limit, status and cursor, each at most once, in their plain form; else undefined. Never a query
- * the route would refuse or read otherwise (test/http/kept-answers.property.test.ts).
+ * the route would refuse or read otherwise (test/http/fast-path.property.test.ts).
  */
 export function plainQuery(text: string): PageQuery | undefined {
   const query: { limit?: number; status?: PetStatus; cursor?: string } = {};

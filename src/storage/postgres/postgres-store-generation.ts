@@ -10,7 +10,7 @@ import type { IdHorizon } from './postgres-id-horizon.js';
  *   dump, or into a recreated database) changes, since it creates the table anew, while the
  *   counter row comes back with the dump as it was;
  * - when the server started: a point-in-time recovery, a failover to a replica or a restore of a
- *   file-level backup all restart it (and a plain restart merely drops the copies once).
+ *   file-level backup all restart it (and a plain restart merely invalidates the caches once).
  * A restore of data only into the existing tables changes none of these: `petstore cache-reset`
  * after it (docs/caching.md), though a highest id that falls is noticed too (IdHorizon).
  */
