@@ -76,6 +76,53 @@ export default tseslint.config(
     },
   },
   {
+    // What an answer is stays free of Fastify, so the fast path and the routes share it.
+    files: ['src/http/answers/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['fastify', 'fastify-plugin', '@fastify/*'],
+              message: 'http/answers/ is free of Fastify: both writers of an answer use it.',
+            },
+            {
+              group: ['**/apps/**', '**/plugins/**', '**/fast-path/**'],
+              message: 'http/answers/ is below the apps and the fast path; they import it.',
+            },
+            {
+              group: ['**/storage/**', '**/services.js', '**/cli/**'],
+              message:
+                'http/ receives its services (src/services.ts builds them); it never opens storage.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/http/server/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/apps/**', '**/plugins/**', '**/fast-path/**'],
+              message: 'http/server/ is under every app: it knows no app, plugin or fast path.',
+            },
+            {
+              group: ['**/storage/**', '**/services.js', '**/cli/**'],
+              message:
+                'http/ receives its services (src/services.ts builds them); it never opens storage.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['src/cli/**/*.ts'],
     rules: {
       'no-restricted-imports': [
