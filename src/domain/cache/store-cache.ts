@@ -25,9 +25,16 @@ export interface Weighed {
   readonly weight: number;
 }
 
-/** An empty cursor is a cursor (and refused), never the same page as no cursor at all. */
-function pageKey({ limit, status, cursor }: PageQuery): string {
-  return `${limit}|${status ?? ''}|${cursor === undefined ? '' : `c${cursor}`}`;
+/**
+ * Each distinct query is its own page, whatever parameters PageQuery grows: the parameters given,
+ * in a fixed order. An empty cursor is a cursor (and refused), never the same page as none.
+ */
+function pageKey(query: PageQuery): string {
+  let key = '';
+  for (const name of Object.keys(query).sort()) {
+    key += `${name}=${String(query[name as keyof PageQuery])}\u0000`;
+  }
+  return key;
 }
 
 /** Runs `tick` every `ms` until the returned function is called. */

@@ -67,8 +67,13 @@ export class PetAnswers {
   page(query: PageQuery, page: ListPetsResult): CachedAnswer {
     const body = this.serialize.pets(page.pets);
     if (page.nextCursor === undefined) return new CachedAnswer(body, this.#listHeaders);
+    // The same query with the next page's cursor, in one order whatever the client's: limit, the
+    // filters by name, the cursor.
     const next = new URLSearchParams({ limit: String(query.limit) });
-    if (query.status) next.set('status', query.status);
+    const filters = Object.entries(query).filter(([name]) => name !== 'limit' && name !== 'cursor');
+    for (const [name, value] of filters.sort(([a], [b]) => (a < b ? -1 : 1))) {
+      if (value !== undefined) next.set(name, String(value));
+    }
     next.set('cursor', page.nextCursor);
     const link = `<${this.publicBaseUrl}${apiPath('/pets')}?${next}>; rel="next"`;
     return new CachedAnswer(body, [...this.#listHeaders, 'link', link]);

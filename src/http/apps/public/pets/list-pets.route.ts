@@ -39,13 +39,9 @@ export function registerListPets(
       },
     },
     async (request, reply) => {
-      // The validator fills in the default; the fallback only satisfies the type.
-      const { limit = PAGE_SIZE.default, status, cursor } = request.query;
-      const query = {
-        limit,
-        ...(status ? { status } : {}),
-        ...(cursor !== undefined ? { cursor } : {}),
-      };
+      // The validated query is the page query (the validator fills in the default limit; the
+      // fallback only satisfies the type).
+      const query = { ...request.query, limit: request.query.limit ?? PAGE_SIZE.default };
       const answer = await cache.page(query, async () => {
         const page = await pets.list(query);
         return { value: answers.page(query, page), final: page.final };
