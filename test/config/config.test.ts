@@ -142,8 +142,8 @@ describe('loadConfig', () => {
   });
 });
 
-describe('the README settings', () => {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+describe('the settings reference (docs/configuration.md)', () => {
+  const reference = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8');
 
   it.each([
     ['HEADERS_TIMEOUT_MS', DEFAULT_TIMEOUTS.headersMs],
@@ -151,6 +151,6 @@ describe('the README settings', () => {
     ['KEEP_ALIVE_TIMEOUT_MS', DEFAULT_TIMEOUTS.keepAliveMs],
     ['SHUTDOWN_GRACE_MS', DEFAULT_TIMEOUTS.shutdownGraceMs],
   ])('list %s with the default the code uses, %d', (name, ms) => {
-    expect(readme).toContain(`- \`${name}\` (\`${ms}\`): `);
+    expect(reference).toContain(`- \`${name}\` (\`${ms}\`): `);
   });
 });
