@@ -382,8 +382,11 @@ export function answerClientError(
     return;
   }
   if (first !== undefined && first[1] !== receiving) {
-    // The error is in a request pipelined behind ones not yet answered: answer those, then close.
-    for (const [response] of inFlight) response.setHeader('connection', 'close');
+    // The error is in a request pipelined behind ones not yet answered: every one of those was
+    // read and will run, so each is answered, in order, and the last closes the connection. A
+    // Connection: close on an earlier one would make Node drop the answers queued behind it.
+    const [lastResponse] = inFlight[inFlight.length - 1] as [ServerResponse, IncomingMessage];
+    if (!lastResponse.headersSent) lastResponse.setHeader('connection', 'close');
     return;
   }
   // The headers never completed, or the request whose body is arriving is the one to answer.
