@@ -1,4 +1,5 @@
 import type { KeyEnvironment } from '../domain/api-keys/api-key.js';
+import { redactUrl } from './redact.js';
 
 export type DatabaseConfig =
   | { kind: 'sqlite'; path: string }
@@ -238,7 +239,8 @@ export const DEFAULT_BAN_SECONDS = 900;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 function fail(name: string, expected: string, got: string): never {
-  throw new ConfigError(`${name} must be ${expected} (got ${JSON.stringify(got)})`);
+  // A mistyped URL is quoted back without its password (config/redact.ts).
+  throw new ConfigError(`${name} must be ${expected} (got ${JSON.stringify(redactUrl(got))})`);
 }
 
 function read(env: Env, name: string): string | undefined {
