@@ -10,6 +10,8 @@ import { markAnsweredBeforeRoute } from './answered-sockets.js';
 import { type HttpError, httpErrors } from '../errors/http-error.js';
 import { genRequestId } from '../answers/request-id.js';
 import { rawErrorResponse } from '../answers/raw-response.js';
+import { answerPairs, JSON_TYPE } from '../answers/response-headers.js';
+import { errorBody } from '../errors/error-table.js';
 
 /**
  * How often Node looks for connections past the headers or request timeout. Its default, 30 s, let
@@ -20,6 +22,16 @@ import { rawErrorResponse } from '../answers/raw-response.js';
 export function checkEveryMs(timeouts: Pick<Timeouts, 'headersMs'>): number {
   return Math.min(500, Math.max(10, Math.floor(timeouts.headersMs / 10)));
 }
+
+/**
+ * After a drain, how long a stopping server still accepts and reads before it closes its listener
+ * and its idle connections, answering every request that arrives 503 with Retry-After and
+ * Connection: close. Without it, a request sent straight to the instance (not through the load
+ * balancer that took it out) just before the stop was reset unanswered: its connection idle or
+ * still in the listen queue, its bytes unread. A client told to retry after a second finds the
+ * listener closed (connection refused: nothing sent, nothing lost).
+ */
+export const REFUSE_WINDOW_MS = 1_000;
 
 /** After a refusal written straight to the socket, how long the connection still reads (see linger). */
 const LINGER_MS = 1_000;
@@ -85,6 +97,8 @@ export class ApiServer extends http.Server {
   readonly #perAddress = new Map<string, number>();
   readonly #open = new Set<Socket>();
   #draining = false;
+  /** close() after a drain: requests are answered 503 until the window ends (REFUSE_WINDOW_MS). */
+  #refusing = false;
 
   constructor(handler: Handler, options: ApiServerOptions) {
     super({
@@ -180,6 +194,37 @@ export class ApiServer extends http.Server {
    * (RFC 9112 9.6: the client retries those elsewhere). The callback runs once all are closed.
    */
   override close(callback?: (error?: Error) => void): this {
+    if (this.#draining && !this.#refusing && this.listening) {
+      this.#refusing = true;
+      this.#markInFlightLast();
+      const timer = setTimeout(() => this.#closeNow(callback), REFUSE_WINDOW_MS);
+      timer.unref();
+      return this;
+    }
+    if (this.#refusing) return this; // a second close() during the window: the first one ends it
+    return this.#closeNow(callback);
+  }
+
+  /** Node's close() and Fastify's close both call this first: idle connections stay for the window. */
+  override closeIdleConnections(): void {
+    if (this.#refusing) return;
+    super.closeIdleConnections();
+  }
+
+  /** Each response in flight ends with Connection: close; nothing more is served on its connection. */
+  #markInFlightLast(): void {
+    for (const socket of this.#open) {
+      const connection = connections.get(socket);
+      if (connection === undefined || connection.inFlight.size === 0) continue;
+      connection.closing = true;
+      for (const response of connection.inFlight.keys()) {
+        if (!response.headersSent) response.setHeader('connection', 'close');
+      }
+    }
+  }
+
+  #closeNow(callback?: (error?: Error) => void): this {
+    this.#refusing = false;
     for (const socket of this.#open) {
       const connection = connections.get(socket);
       if (connection === undefined || connection.inFlight.size === 0) {
@@ -210,6 +255,10 @@ export class ApiServer extends http.Server {
       // Refused or draining: this request is not served. Responses still in flight end with
       // Connection: close, and Node drops the ones queued behind them.
       if (connection.inFlight.size === 0) socket.destroy();
+      return;
+    }
+    if (this.#refusing) {
+      refuseStopping(request, response);
       return;
     }
     if (this.#draining) response.setHeader('connection', 'close');
@@ -337,6 +386,23 @@ function pump(socket: Socket, connection: Connection): void {
     connection.paused = false;
     socket.resume();
   }
+}
+
+/** A request arriving while the server stops (REFUSE_WINDOW_MS): 503, Retry-After, then closed. */
+function refuseStopping(request: IncomingMessage, response: ServerResponse): void {
+  const refusal = httpErrors.stopping(Math.ceil(REFUSE_WINDOW_MS / 1000));
+  const body = JSON.stringify(errorBody(refusal));
+  response.writeHead(errorBody(refusal).status, [
+    ...answerPairs(genRequestId(request)),
+    'content-type',
+    JSON_TYPE,
+    'content-length',
+    String(Buffer.byteLength(body)),
+    ...Object.entries(refusal.headers).flat(),
+    'connection',
+    'close',
+  ]);
+  response.end(body);
 }
 
 /** Fastify's serverFactory option: the app is served by an ApiServer. */
