@@ -44,6 +44,14 @@ export interface ConnectionLimits {
    * clients' slow connections, and TRUST_PROXY rate-limits them by X-Forwarded-For).
    */
   readonly perAddress: number;
+  /**
+   * After a connection from an address was closed for pipelining too far ahead, how long every new
+   * connection from that address is closed at once (PIPELINE_PENALTY_SECONDS; 0: never). A client
+   * that reconnects after each such close would otherwise have each new connection's first read
+   * parsed in full, thousands of requests, and slow every other client for as long as it goes on.
+   * Behind a proxy every connection comes from the proxy: there set it to 0.
+   */
+  readonly pipelinePenaltyMs: number;
 }
 
 /**
@@ -367,6 +375,7 @@ function otherEnvironment(env: Env, serving: KeyEnvironment): Config['otherEnvir
  */
 export const DEFAULT_MAX_CONNECTIONS = 4096;
 export const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 256;
+export const DEFAULT_PIPELINE_PENALTY_SECONDS = 10;
 
 function connections(env: Env): ConnectionLimits {
   const total = integer(env, 'MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS, 1, 1_000_000);
@@ -379,6 +388,8 @@ function connections(env: Env): ConnectionLimits {
       1,
       total,
     ),
+    pipelinePenaltyMs:
+      integer(env, 'PIPELINE_PENALTY_SECONDS', DEFAULT_PIPELINE_PENALTY_SECONDS, 0, 86_400) * 1000,
   });
 }
 

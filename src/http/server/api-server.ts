@@ -37,10 +37,11 @@ export const REFUSE_WINDOW_MS = 1_000;
 const LINGER_MS = 1_000;
 
 /**
- * Why a connection was closed at once: MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS, or more
- * requests read ahead of their answers than MAX_WAITING_PER_CONNECTION.
+ * Why a connection was closed at once: MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS, more
+ * requests read ahead of their answers than MAX_WAITING_PER_CONNECTION, or a new connection from an
+ * address that did that within PIPELINE_PENALTY_SECONDS.
  */
-export type ConnectionCap = 'total' | 'per_address' | 'pipelined';
+export type ConnectionCap = 'total' | 'per_address' | 'pipelined' | 'penalized';
 
 export interface ApiServerOptions {
   readonly limits: ConnectionLimits;
@@ -95,6 +96,8 @@ export class ApiServer extends http.Server {
   readonly #onArrival: (() => void) | undefined;
   /** Open connections by address bucket. */
   readonly #perAddress = new Map<string, number>();
+  /** Address buckets that pipelined past the bound, and until when (performance.now()) they wait. */
+  readonly #penalized = new Map<string, number>();
   readonly #open = new Set<Socket>();
   #draining = false;
   /** close() after a drain: requests are answered 503 until the window ends (REFUSE_WINDOW_MS). */
@@ -145,6 +148,12 @@ export class ApiServer extends http.Server {
       return;
     }
     const bucket = addressBucket(socket.remoteAddress);
+    if (this.#penalized.size > 0 && this.#isPenalized(bucket)) {
+      // Closed before a byte is read: none of its requests is parsed, which is the point.
+      socket.destroy();
+      this.#onRefused('penalized', bucket);
+      return;
+    }
     const open = this.#perAddress.get(bucket) ?? 0;
     if (open >= this.#limits.perAddress) {
       socket.destroy();
@@ -170,6 +179,25 @@ export class ApiServer extends http.Server {
       if (left > 0) this.#perAddress.set(bucket, left);
       else this.#perAddress.delete(bucket);
     });
+  }
+
+  #isPenalized(bucket: string): boolean {
+    const until = this.#penalized.get(bucket);
+    if (until === undefined) return false;
+    if (performance.now() < until) return true;
+    this.#penalized.delete(bucket);
+    return false;
+  }
+
+  #penalize(bucket: string): void {
+    const penaltyMs = this.#limits.pipelinePenaltyMs;
+    if (penaltyMs <= 0) return;
+    const now = performance.now();
+    // Addresses whose penalty ended and that never came back are forgotten now and then.
+    if (this.#penalized.size >= MAX_PENALIZED) {
+      for (const [other, until] of this.#penalized) if (until <= now) this.#penalized.delete(other);
+    }
+    if (this.#penalized.size < MAX_PENALIZED) this.#penalized.set(bucket, now + penaltyMs);
   }
 
   /** Whether drain() was called: /readyz answers 503 (src/http/apps/ops/health.route.ts). */
@@ -248,7 +276,9 @@ export class ApiServer extends http.Server {
     if (socket.destroyed) return;
     if (connection.waiting.length >= MAX_WAITING_PER_CONNECTION) {
       closeOverflowing(socket);
-      this.#onRefused('pipelined', addressBucket(socket.remoteAddress ?? 'unknown'));
+      const bucket = addressBucket(socket.remoteAddress ?? 'unknown');
+      this.#penalize(bucket);
+      this.#onRefused('pipelined', bucket);
       return;
     }
     if (connection.closing) {
@@ -296,6 +326,9 @@ const MAX_HANDLED_PER_CONNECTION = 8;
  * request holds its request and response objects, so this bounds what a connection keeps.
  */
 export const MAX_WAITING_PER_CONNECTION = 128;
+
+/** Addresses remembered at once for PIPELINE_PENALTY_SECONDS: a bound on what an attack can make it keep. */
+const MAX_PENALIZED = 10_000;
 
 /**
  * Waiting requests of one connection handed over per turn of the event loop. One: with hundreds of
@@ -565,6 +598,8 @@ const REFUSAL_WORDS: Record<ConnectionCap, string> = {
   total: 'connections refused: MAX_CONNECTIONS reached',
   per_address: 'connections refused: MAX_CONNECTIONS_PER_ADDRESS reached for an address',
   pipelined: `connections closed: more than ${MAX_WAITING_PER_CONNECTION} requests pipelined ahead of their answers`,
+  penalized:
+    'connections refused: the address pipelined too far ahead within PIPELINE_PENALTY_SECONDS',
 };
 
 export function refusalWarnings(
