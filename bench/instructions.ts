@@ -4,13 +4,13 @@
  * them and dumps after). A count does not move with the neighbours' load the way CPU time does, so
  * two builds (a checkout of each) compare on a busy machine. Run:
  *
- *   npm run bench:instructions -- --scenario list --requests 1000 [--checkout ../before]
+ *   npm run bench:instructions -- --scenario list --requests 1000 [--checkout ../before] [--out F]
  *
  * The checkout must be built (`npm run build`); its own CLI seeds 10,000 pets and makes an
  * enterprise key on a SQLite file of this run's own.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -23,6 +23,8 @@ const { values } = parseArgs({
     checkout: { type: 'string', default: ROOT },
     scenario: { type: 'string', default: 'list' },
     requests: { type: 'string', default: '1000' },
+    // Keeps the callgrind dump of the counted requests (for callgrind_annotate).
+    out: { type: 'string' },
   },
 });
 const checkout = resolve(values.checkout);
@@ -141,7 +143,13 @@ async function main(): Promise<void> {
           ? await call(port, 'GET', '/v1/pets?limit=20', key)
           : scenario === 'get'
             ? await call(port, 'GET', `/v1/pets/${ids[n % ids.length] ?? '1'}`, key)
-            : await call(port, 'POST', '/v1/pets', key, JSON.stringify({ name: `Pet ${n}` }));
+            : await call(
+                port,
+                'POST',
+                '/v1/pets',
+                key,
+                JSON.stringify({ name: `Pet ${n}`, categoryId: 1 }),
+              );
       if (answer.status >= 300) throw new Error(`${scenario}: ${answer.status} ${answer.text}`);
     };
     for (let i = 0; i < 2 * requests; i++) await one();
@@ -154,6 +162,7 @@ async function main(): Promise<void> {
       .filter((name) => /^callgrind\.out\.\d+\.\d+$/.test(name))
       .map((name) => readFileSync(join(dir, name), 'utf8'))
       .at(0);
+    if (values.out !== undefined && dump !== undefined) writeFileSync(values.out, dump);
     const total = Number(/^summary: (\d+)/m.exec(dump ?? '')?.[1]);
     if (!Number.isFinite(total)) throw new Error('no callgrind dump for the counted requests');
     console.log(
