@@ -106,6 +106,17 @@ export async function spawnServer(
   return { child, url: `http://127.0.0.1:${port}`, output: () => output, exited };
 }
 
+/** Resolves once the server has written `text` (a log line says what it did); 60 s at most. */
+export async function untilOutput(server: ServerProcess, text: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (!server.output().includes(text)) {
+    if (server.child.exitCode !== null || Date.now() > deadline) {
+      throw new Error(`the server did not write ${JSON.stringify(text)}:\n${server.output()}`);
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 /**
  * A new key made by the CLI's `keys create --plan <plan>` (a non-interactive start makes none):
  * returns the key. The CLI runs in this process: the built CLI as a process of its own is tested

@@ -5,6 +5,7 @@ import {
   parseResponse,
   rawConnect,
   type RawConnection,
+  serverCaughtUp,
 } from '../helpers/raw-http.js';
 import {
   createKey,
@@ -101,12 +102,15 @@ describe('stopping the server process', () => {
       `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n` +
         'Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n',
     );
-    await new Promise((r) => setTimeout(r, 200));
+    // Both requests' headers read: in flight, not half-sent connections to close at once.
+    await serverCaughtUp(server.url);
 
     server.child.kill('SIGTERM');
     expect(await closesWithin(idle, AT_ONCE_MS)).toBe(true);
     expect((await idle.closed).error).toBeUndefined();
-    await new Promise((r) => setTimeout(r, 200));
+    // The listener closes right after the signal is handled.
+    const deadline = Date.now() + scaled(AT_ONCE_MS);
+    while (!(await refusesConnections(server.url)) && Date.now() < deadline);
     expect(await refusesConnections(server.url)).toBe(true);
     expect(await closesWithin(inFlight, 0)).toBe(false);
 
@@ -144,7 +148,7 @@ describe('stopping the server process', () => {
       `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n` +
         'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{',
     );
-    await new Promise((r) => setTimeout(r, 200));
+    await serverCaughtUp(server.url);
     const { code, ms } = await exitAfter(server, 'SIGTERM');
     expect(code).toBe(1);
     expect(ms).toBeGreaterThanOrEqual(GRACE_MS - 100);
