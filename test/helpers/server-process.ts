@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -115,6 +116,17 @@ export async function untilOutput(server: ServerProcess, text: string): Promise<
     }
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/**
+ * Resolves once every line the server logged before this call has reached `output()`: a request
+ * it always logs (a 404) carries a request id of this call's own, and the server writes its lines
+ * in order.
+ */
+export async function outputCaughtUp(server: ServerProcess): Promise<void> {
+  const id = `caught-up-${randomUUID()}`;
+  await fetch(`${server.url}/v1/caught-up`, { headers: { 'x-request-id': id } });
+  await untilOutput(server, id);
 }
 
 /**

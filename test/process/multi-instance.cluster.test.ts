@@ -12,7 +12,7 @@ import {
 } from '../helpers/instances.js';
 import { postgresFor, usePostgresSchemas } from '../helpers/postgres.js';
 import { RedisClusterForTest, requireRedisBinaries } from '../helpers/redis-cluster.js';
-import type { ServerProcess } from '../helpers/server-process.js';
+import { outputCaughtUp, type ServerProcess } from '../helpers/server-process.js';
 import { MINUTE_MS, minuteWithRoom } from '../helpers/minute.js';
 import { scaled } from '../helpers/machine.js';
 
@@ -98,7 +98,7 @@ describe.runIf(available)(SUITE, () => {
     ).toEqual(Array.from({ length: 60 }, (_, i) => i));
     expect(limited).toHaveLength(BAN_AFTER + 1);
     expect(banned).toHaveLength(REQUESTS - 60 - (BAN_AFTER + 1));
-    await sleep(300);
+    await Promise.all(servers.map(outputCaughtUp));
     const banLines = servers.map((s) => occurrences(s.output(), BAN_LOG));
     expect(
       banLines.reduce((a, b) => a + b, 0),

@@ -12,7 +12,7 @@ import {
 import { postgresFor, usePostgresSchemas } from '../helpers/postgres.js';
 import { createRedisRateLimitStore } from '../../src/storage/redis/redis-rate-limit-store.js';
 import { PrivateRedis, redisInfo } from '../helpers/redis.js';
-import type { ServerProcess } from '../helpers/server-process.js';
+import { outputCaughtUp, type ServerProcess } from '../helpers/server-process.js';
 import { requireService } from '../helpers/services.js';
 import { MINUTE_MS, minuteWithRoom } from '../helpers/minute.js';
 import { scaled } from '../helpers/machine.js';
@@ -107,7 +107,7 @@ describe.runIf(available)(SUITE, () => {
     for (const a of [...limited, ...banned]) expect(a.status).toBe(429);
 
     // Exactly one process started (and logged) the ban. The line is written before the answer.
-    await sleep(300);
+    await Promise.all(servers.map(outputCaughtUp));
     const banLines = servers.map((s) => occurrences(s.output(), BAN_LOG));
     expect(
       banLines.reduce((a, b) => a + b, 0),
