@@ -79,6 +79,41 @@ describe('connection caps', () => {
   });
 });
 
+describe('a trusted proxy', () => {
+  // HAProxy's connections all come from its one address: listed in TRUST_PROXY, that address is
+  // not held to the per-address cap (a burst through it, health checks included, is not refused).
+  const behindProxy = useServer({
+    env: {
+      MAX_CONNECTIONS: String(TOTAL),
+      MAX_CONNECTIONS_PER_ADDRESS: String(PER_ADDRESS),
+      TRUST_PROXY: '127.0.0.20, 10.0.0.0/8',
+    },
+  });
+
+  async function halfOpenTo(url: string, localAddress: string, count: number) {
+    const connections: RawConnection[] = [];
+    for (let i = 0; i < count; i++) {
+      connections.push(await rawConnect(url, HALF_SENT, { localAddress }));
+    }
+    opened.push(...connections);
+    await new Promise((r) => setTimeout(r, 100));
+    return connections;
+  }
+
+  it('is not held to the per-address cap, while other addresses still are', async () => {
+    const url = behindProxy().url;
+    const held = await halfOpenTo(url, '127.0.0.20', PER_ADDRESS + 3);
+    for (const connection of held) expect(await closesWithin(connection, 0)).toBe(false);
+    const check = await rawRequest(url, HEALTHZ, { localAddress: '127.0.0.20' });
+    expect(check.status).toBe(200);
+
+    await halfOpenTo(url, '127.0.0.21', PER_ADDRESS);
+    const [extra] = await halfOpenTo(url, '127.0.0.21', 1);
+    if (!extra) throw new Error('not opened');
+    expect(await closesWithin(extra, 500)).toBe(true);
+  });
+});
+
 describe('the default caps', () => {
   const defaults = useServer();
 
