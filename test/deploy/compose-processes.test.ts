@@ -6,7 +6,7 @@ import { parse, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestSchema, postgresFor } from '../helpers/postgres.js';
 import { adminClient, deleteKeysWithPrefix, eventually } from '../helpers/redis.js';
-import { freePort, REPO_ROOT } from '../helpers/server-process.js';
+import { freePortBlock, REPO_ROOT } from '../helpers/server-process.js';
 import { haproxyInstalled, requireService } from '../helpers/services.js';
 import { parseContainerfile } from './containerfile.js';
 import { DEPLOY_DIR, readCompose } from './manifests.js';
@@ -21,6 +21,7 @@ import { requirePrometheus } from './observability.js';
  *
  * - postgres:5432 and redis:6379 are the PostgreSQL and Redis already on this machine (a schema
  *   and a REDIS_KEY_PREFIX of this file's own, as every test keeps to);
+ * - the env_file petstore.env is the operator's copy of petstore.env.example, as the file says;
  * - each petstore replica listens on 127.0.0.1 (its container's 0.0.0.0) with PORT, OPS_PORT and
  *   ADMIN_PORT mapped to free ports;
  * - HAProxy's fixed address (its ipv4_address, the one TRUST_PROXY names) is 127.0.0.10: its
@@ -251,8 +252,10 @@ describe.runIf(ready && (haproxyInstalled() || process.env.CI === 'true'))(SUITE
     const replicas = Number(at(petstore, 'deploy', 'replicas'));
     expect(replicas).toBeGreaterThanOrEqual(2);
     const [program = '', ...args] = serviceCommand(petstore);
+    // One block of free ports, so that no two picks can collide.
+    const base = await freePortBlock(3 * replicas + 4);
     for (let n = 0; n < replicas; n++) {
-      const ports = { port: await freePort(), ops: await freePort(), admin: await freePort() };
+      const ports = { port: base + 3 * n, ops: base + 3 * n + 1, admin: base + 3 * n + 2 };
       const { child } = processes.start(
         `petstore-${n + 1}`,
         program,
@@ -262,12 +265,8 @@ describe.runIf(ready && (haproxyInstalled() || process.env.CI === 'true'))(SUITE
       instances.push({ ...ports, child });
     }
 
-    const [front, admin, statsPort, promPort] = [
-      await freePort(),
-      await freePort(),
-      await freePort(),
-      await freePort(),
-    ];
+    const front = base + 3 * replicas;
+    const [admin, statsPort, promPort] = [front + 1, front + 2, front + 3];
     lb = `http://127.0.0.1:${front}`;
     adminLb = `http://127.0.0.1:${admin}`;
     stats = `http://127.0.0.1:${statsPort}/haproxy-stats`;
