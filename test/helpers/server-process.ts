@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createKey as createKeyInProcess } from '../cli/cli-harness.js';
+import { testRunEnv } from './test-run.js';
 
 export const REPO_ROOT = new URL('../../', import.meta.url).pathname;
 
@@ -79,6 +80,7 @@ export async function spawnServer(
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '',
+      ...testRunEnv(),
       PORT: String(port),
       DRAIN_SECONDS: '0',
       ...env,

@@ -8,6 +8,7 @@ import {
   tempDatabaseUrl,
   type ServerProcess,
 } from '../helpers/server-process.js';
+import { testRunEnv } from '../helpers/test-run.js';
 
 const running: ServerProcess[] = [];
 afterAll(() => {
@@ -43,7 +44,7 @@ describe('the server process', () => {
   it('exits 1 naming the variable when PORT=abc', () => {
     const result = spawnSync('node', ['dist/main.js'], {
       cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH ?? '', PORT: 'abc' },
+      env: { PATH: process.env.PATH ?? '', ...testRunEnv(), PORT: 'abc' },
       encoding: 'utf8',
     });
     expect(result.status).toBe(1);
