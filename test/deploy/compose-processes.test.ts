@@ -8,6 +8,7 @@ import { createTestSchema, postgresFor } from '../helpers/postgres.js';
 import { adminClient, deleteKeysWithPrefix, eventually } from '../helpers/redis.js';
 import { freePortBlock, REPO_ROOT } from '../helpers/server-process.js';
 import { haproxyInstalled, requireService } from '../helpers/services.js';
+import { testRunEnv } from '../helpers/test-run.js';
 import { parseContainerfile } from './containerfile.js';
 import { DEPLOY_DIR, readCompose } from './manifests.js';
 import { requirePrometheus } from './observability.js';
@@ -90,7 +91,7 @@ class Processes {
   start(name: string, command: string, args: readonly string[], env: Record<string, string>) {
     const child = spawn(command, args, {
       cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...testRunEnv(), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/redis.js';
 import { freePort } from '../helpers/server-process.js';
+import { testRunEnv } from '../helpers/test-run.js';
 import { type Instruction, parseContainerfile, type Stage } from './containerfile.js';
 import { DEPLOY_DIR } from './manifests.js';
 
@@ -108,6 +109,7 @@ async function build(stages: readonly Stage[], dir: string): Promise<Built> {
               PATH: process.env.PATH ?? '',
               HOME: process.env.HOME ?? '',
               npm_config_prefer_offline: 'true',
+              ...testRunEnv(),
               ...env,
             },
             maxBuffer: 64 * 1024 * 1024,
@@ -201,6 +203,7 @@ describe('deploy/Containerfile: exactly what it copies builds and serves', () =>
       cwd: built.workdir,
       env: {
         PATH: process.env.PATH ?? '',
+        ...testRunEnv(),
         ...built.env,
         HOST: '127.0.0.1',
         PORT: String(port),
@@ -253,7 +256,7 @@ describe('deploy/Containerfile: exactly what it copies builds and serves', () =>
     const [program = '', ...args] = commandOf(built.last, 'HEALTHCHECK');
     const check = spawnSync(program, args, {
       cwd: built.workdir,
-      env: { PATH: process.env.PATH ?? '', ...built.env, PORT: String(port) },
+      env: { PATH: process.env.PATH ?? '', ...testRunEnv(), ...built.env, PORT: String(port) },
       encoding: 'utf8',
       timeout: 10_000,
     });
