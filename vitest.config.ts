@@ -39,7 +39,7 @@ const KNOWN_LONG = [
   /^test\/contract\//,
   /^test\/cli\/(check|binary|backup)\.test\.ts$/,
   /^test\/storage\/(postgres-storage|redis-cluster-stores|redis-rate-limit-leases)\.test\.ts$/,
-  /^test\/deploy\/observability\.scrape\.test\.ts$/,
+  /^test\/deploy\/(observability\.scrape|containerfile-inputs|compose-processes)\.test\.ts$/,
   /^test\/telemetry\/tracing\.test\.ts$/,
   /^test\/http\/(fuzz\.property|rate-limits\.plans)\.test\.ts$/,
 ];

@@ -34,8 +34,8 @@ async function halfOpen(localAddress: string, count: number): Promise<RawConnect
  * of its own, that is answered or closed proves it. The client sees a handshake complete before
  * the server has accepted it; this waits for the server, however busy the machine.
  */
-async function caughtUp(): Promise<void> {
-  const probe = await rawConnect(server().url, HEALTHZ, { localAddress: '127.0.0.250' });
+async function caughtUp(url = server().url): Promise<void> {
+  const probe = await rawConnect(url, HEALTHZ, { localAddress: '127.0.0.250' });
   await Promise.race([probe.response(60_000).catch(() => undefined), probe.closed]);
   probe.socket.destroy();
 }
@@ -102,6 +102,42 @@ describe('connection caps', () => {
     const res = await answered(() => call(server(), 'GET', '/metrics'));
     expect(res.text).toMatch(/petstore_connections_refused_total\{cap="per_address"\} [1-9]/);
     expect(res.text).toMatch(/petstore_connections_refused_total\{cap="total"\} [1-9]/);
+  });
+});
+
+describe('a trusted proxy', () => {
+  // HAProxy's connections all come from its one address: listed in TRUST_PROXY, that address is
+  // not held to the per-address cap (a burst through it, health checks included, is not refused).
+  const behindProxy = useServer({
+    env: {
+      MAX_CONNECTIONS: String(TOTAL),
+      MAX_CONNECTIONS_PER_ADDRESS: String(PER_ADDRESS),
+      TRUST_PROXY: '127.0.0.20, 10.0.0.0/8',
+    },
+  });
+
+  async function halfOpenTo(url: string, localAddress: string, count: number) {
+    const connections: RawConnection[] = [];
+    for (let i = 0; i < count; i++) {
+      connections.push(await rawConnect(url, HALF_SENT, { localAddress }));
+    }
+    opened.push(...connections);
+    return connections;
+  }
+
+  it('is not held to the per-address cap, while other addresses still are', async () => {
+    const url = behindProxy().url;
+    const held = await halfOpenTo(url, '127.0.0.20', PER_ADDRESS + 3);
+    await caughtUp(url);
+    for (const connection of held) expect(await closesWithin(connection, 0)).toBe(false);
+    const check = await rawRequest(url, HEALTHZ, { localAddress: '127.0.0.20' });
+    expect(check.status).toBe(200);
+
+    await halfOpenTo(url, '127.0.0.21', PER_ADDRESS);
+    const [extra] = await halfOpenTo(url, '127.0.0.21', 1);
+    if (!extra) throw new Error('not opened');
+    await caughtUp(url);
+    expect(await closesWithin(extra, 5_000)).toBe(true);
   });
 });
 
