@@ -187,6 +187,33 @@ if (await requireService('redis', SUITE)) {
         await expect(b.peek(who, w, T0)).resolves.toEqual([800, 800]);
       });
 
+      it('gives a lease held across the minute back to the day: the day counts what was served', async () => {
+        const store = await open();
+        const who = subject();
+        const w = windows(10_000, 1_000_000);
+        let served = 0;
+        // A lease of several requests is held when the clock crosses into the next minute.
+        for (let i = 0; i < 50; i++) {
+          const outcome = await store.consume({ subject: who, windows: w, now: T0 });
+          if (outcome.kind === 'allowed') served += 1;
+        }
+        const [, heldDay] = await store.peek(who, w, T0);
+        expect(heldDay).toBe(served);
+        const next = T0 + MINUTE_MS;
+        for (let i = 0; i < 10; i++) {
+          const outcome = await store.consume({ subject: who, windows: w, now: next });
+          if (outcome.kind === 'allowed') served += 1;
+        }
+        // The old minute's unspent part goes back to the day (on a call of its own).
+        await eventually('the day counts only what was served', async () => {
+          const [minute, day] = await store.peek(who, w, next);
+          return minute === 10 && day === served;
+        });
+        await store.close();
+        const other = await open();
+        await expect(other.peek(who, w, next)).resolves.toEqual([10, served]);
+      });
+
       it('keeps a ban locally: no script runs for a banned key until the ban ends', async () => {
         const store = await open();
         const who = subject();

@@ -223,11 +223,6 @@ export class RedisRateLimitStore implements RateLimitStore {
     );
     const { outcome, granted, restored, now } = parseLease(reply, windows.length);
     this.sawTime(now, sentAt);
-    // A lease of another window or limit still holds requests counted in windows that go on.
-    if (previous !== undefined && previous.left > 0 && previous !== state.lease) {
-      void this.giveBack(subject, { ...previous }).catch(() => undefined);
-      previous.left = 0;
-    }
     state.size = size;
     state.leasedAt = sentAt;
     state.served = 1;
@@ -235,7 +230,21 @@ export class RedisRateLimitStore implements RateLimitStore {
     if (outcome.kind === 'banned') state.ban = outcome.ban;
     const left = Math.max(0, granted - 1);
     const floors = floorsAfter(previous, outcome.used, restored, now, windows);
-    state.lease = leaseOf(windows, outcome.used, left, now, floors);
+    const lease = leaseOf(windows, outcome.used, left, now, floors);
+    // The lease replaced (of an ended window, another limit, or held while Redis was quiet) still
+    // holds requests counted in every window it was taken from, some of which go on (the day):
+    // they go back, and the new lease's counts no longer include them.
+    const replaced = state.lease;
+    if (replaced !== undefined && replaced.left > 0) {
+      const count = replaced.left;
+      lease.used = lease.used.map((used, i) =>
+        replaced.lengths[i] === lease.lengths[i] && replaced.numbers[i] === lease.numbers[i]
+          ? used - count
+          : used,
+      );
+      void this.giveBack(subject, replaced).catch(() => undefined);
+    }
+    state.lease = lease;
     if (outcome.kind === 'allowed') return { kind: 'allowed', used: usedSeen(state.lease) };
     return outcome;
   }
