@@ -46,6 +46,12 @@ export const domainErrors = {
       'idempotency_key_in_use',
       'A request with this Idempotency-Key is still being processed; retry after it finishes',
     ),
+  /** The first request with the key ended without a stored answer: it may have been done. */
+  idempotencyKeyUnanswered: () =>
+    new DomainError(
+      'idempotency_key_in_use',
+      'The first request with this Idempotency-Key ended without a stored answer and may have been done (check the keys and the audit trail); it is not run again: use a new Idempotency-Key',
+    ),
   keyNotFound: (id: string) =>
     new DomainError('key_not_found', `No API key has the id ${JSON.stringify(id)}`),
   /** A revoked key stays revoked: a new secret for it would be refused like the old one. */
