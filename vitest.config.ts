@@ -91,6 +91,8 @@ export const config = defineConfig(async (): Promise<ViteUserConfig> => {
       testTimeout: 20_000,
       hookTimeout: 30_000,
       pool: 'forks',
+      // Kills, at the end of the run, any process a test started and left running.
+      globalSetup: ['test/global-setup.ts'],
       // Most files wait (on server processes, PostgreSQL, Redis, timers) far more than they
       // compute: alone, the longest use 2 to 12 s of CPU in 15 to 30 s. 4 at a time keep the 2
       // cores of this machine about 80% busy where 2 left them half idle (vitest's default, one
