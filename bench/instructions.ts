@@ -83,12 +83,9 @@ function call(
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-instructions-'));
-  const env = {
-    PATH: process.env.PATH ?? '',
-    HOME: process.env.HOME ?? '',
-    DATABASE_URL: `sqlite:${join(dir, 'bench.db')}`,
-    LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
-  };
+  // The service's settings come from this run's environment (LOG_LEVEL=debug, say); its data is
+  // this run's own.
+  const env = { ...process.env, DATABASE_URL: `sqlite:${join(dir, 'bench.db')}` };
   const cli = (args: string[]) =>
     execFileSync('node', [join(checkout, 'dist/cli/main.js'), ...args], {
       cwd: checkout,
