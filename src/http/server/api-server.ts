@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import { BlockList, isIPv6, type Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyServerFactory } from 'fastify';
 import type { ConnectionLimits, Timeouts } from '../../config/config.js';
 import { type Clock, MINUTE_MS, systemClock } from '../../domain/clock.js';
@@ -98,6 +98,8 @@ export class ApiServer extends http.Server {
   readonly #perAddress = new Map<string, number>();
   /** Address buckets that pipelined past the bound, and until when (performance.now()) they wait. */
   readonly #penalized = new Map<string, number>();
+  /** The trusted proxies' addresses (ConnectionLimits.proxies), which the per-address cap skips. */
+  readonly #proxies: BlockList | undefined;
   readonly #open = new Set<Socket>();
   #draining = false;
   /** close() after a drain: requests are answered 503 until the window ends (REFUSE_WINDOW_MS). */
@@ -119,6 +121,7 @@ export class ApiServer extends http.Server {
     this.#timeouts = options.timeouts;
     this.#onRefused = options.onRefused;
     this.#onArrival = options.onArrival;
+    this.#proxies = proxyList(options.limits.proxies);
     this.maxConnections = options.limits.total;
     this.on('drop', (data?: { remoteAddress?: string }) =>
       this.#onRefused('total', data?.remoteAddress ?? 'unknown'),
@@ -155,7 +158,7 @@ export class ApiServer extends http.Server {
       return;
     }
     const open = this.#perAddress.get(bucket) ?? 0;
-    if (open >= this.#limits.perAddress) {
+    if (open >= this.#limits.perAddress && !isProxy(this.#proxies, socket.remoteAddress)) {
       socket.destroy();
       this.#onRefused('per_address', bucket);
       return;
@@ -276,8 +279,10 @@ export class ApiServer extends http.Server {
     if (socket.destroyed) return;
     if (connection.waiting.length >= MAX_WAITING_PER_CONNECTION) {
       closeOverflowing(socket);
-      const bucket = addressBucket(socket.remoteAddress ?? 'unknown');
-      this.#penalize(bucket);
+      const address = socket.remoteAddress ?? 'unknown';
+      const bucket = addressBucket(address);
+      // A trusted proxy speaks for many clients: one of them must not lock out the rest.
+      if (!isProxy(this.#proxies, address)) this.#penalize(bucket);
       this.#onRefused('pipelined', bucket);
       return;
     }
@@ -547,6 +552,26 @@ function closeOverflowing(socket: Socket): void {
     Error.stackTraceLimit = limit;
   });
   socket.destroy();
+}
+
+function proxyList(entries: readonly string[]): BlockList | undefined {
+  if (entries.length === 0) return undefined;
+  const list = new BlockList();
+  for (const entry of entries) {
+    const [address = '', prefix] = entry.split('/');
+    const family = isIPv6(address) ? 'ipv6' : 'ipv4';
+    if (prefix === undefined) list.addAddress(address, family);
+    else list.addSubnet(address, Number(prefix), family);
+  }
+  return list;
+}
+
+/** Whether a connection comes from a trusted proxy; an IPv4-mapped IPv6 address counts as IPv4. */
+function isProxy(proxies: BlockList | undefined, address: string): boolean {
+  if (proxies === undefined) return false;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
+  if (mapped !== undefined) return proxies.check(mapped, 'ipv4');
+  return proxies.check(address, isIPv6(address) ? 'ipv6' : 'ipv4');
 }
 
 /**
