@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { BUILD_VERSION } from '../build-info.js';
 import { type Config, ConfigError, loadConfigFromProcess } from '../config/config.js';
 import type { Clock } from '../domain/clock.js';
 import { DomainError } from '../domain/errors.js';
@@ -68,12 +68,6 @@ const HELP_FLAGS = new Set(['--help', '-h']);
 export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
 
 /** The package's version, from package.json beside src/ and dist/. */
-function version(): string {
-  const text = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
-  const parsed = JSON.parse(text) as { version?: unknown };
-  return typeof parsed.version === 'string' ? parsed.version : 'unknown';
-}
-
 function overview(commands: readonly Command[]): string {
   const width = Math.max(...commands.map((c) => c.name.length));
   return [
@@ -155,7 +149,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return EXIT.usage;
   }
   if (first === '--version' || first === '-V') {
-    stdout.write(`${version()}\n`);
+    // package.json's version, the one /version and petstore_build_info report.
+    stdout.write(`${BUILD_VERSION}\n`);
     return EXIT.ok;
   }
   if (HELP_FLAGS.has(first) || (first === 'help' && argv.length === 1)) {
