@@ -1,4 +1,5 @@
-import type { Config } from './config/config.js';
+import { type Config, ConfigError } from './config/config.js';
+import type { KeyEnvironment } from './domain/api-keys/api-key.js';
 import { AdminAdmissionService } from './domain/admin-tokens/admin-admission.js';
 import { AdminIdempotency } from './domain/admin-tokens/admin-idempotency.js';
 import { AdminTokenService } from './domain/admin-tokens/admin-token-service.js';
@@ -126,6 +127,15 @@ export async function createServices(
         time: options.clock ? 'caller' : 'database',
       }));
     if (options.storage === undefined) owned.push(storage);
+    // One environment per database: a process that migrates (a server, the CLI's commands on keys
+    // and data) records its own in a database that has none; every one refuses another's. A
+    // storage passed in (tests) is the caller's to check.
+    if (options.storage === undefined && storage.environment) {
+      const recorded = await storage.environment(options.migrate ? config.environment : undefined);
+      if (recorded !== undefined && recorded !== config.environment) {
+        throw new ConfigError(environmentMismatch(recorded, config.environment));
+      }
+    }
 
     const onRedisError = (error: Error) =>
       log?.warn(
@@ -304,6 +314,15 @@ export async function createServices(
     await closeAll(owned);
     throw error;
   }
+}
+
+/** Names both environments and the two ways out, for the server's and the CLI's stderr. */
+export function environmentMismatch(recorded: KeyEnvironment, running: KeyEnvironment): string {
+  return (
+    `this database belongs to PETSTORE_ENV=${recorded}, but this process runs with ` +
+    `PETSTORE_ENV=${running} (unset means production): set PETSTORE_ENV=${recorded} to use it, ` +
+    `or point DATABASE_URL at the ${running} database`
+  );
 }
 
 /** Waits for `work` until `deadline` (epoch ms), whichever comes first. */
