@@ -128,13 +128,10 @@ export async function createServices(
       }));
     if (options.storage === undefined) owned.push(storage);
     // One environment per database: a process that migrates (a server, the CLI's commands on keys
-    // and data) records its own in a database that has none; every one refuses another's. A
-    // storage passed in (tests) is the caller's to check.
-    if (options.storage === undefined && storage.environment) {
-      const recorded = await storage.environment(options.migrate ? config.environment : undefined);
-      if (recorded !== undefined && recorded !== config.environment) {
-        throw new ConfigError(environmentMismatch(recorded, config.environment));
-      }
+    // and data) records its own in a database that has none, and refuses another's. A storage
+    // passed in (tests) is the caller's to check.
+    if (options.storage === undefined && options.migrate === true) {
+      await checkDatabaseEnvironment(storage, config.environment, { claim: true });
     }
 
     const onRedisError = (error: Error) =>
@@ -313,6 +310,21 @@ export async function createServices(
   } catch (error) {
     await closeAll(owned);
     throw error;
+  }
+}
+
+/**
+ * Refuses (ConfigError) a database that records another PETSTORE_ENV than `environment`; with
+ * `claim`, records `environment` first in a database that records none.
+ */
+export async function checkDatabaseEnvironment(
+  storage: Storage,
+  environment: KeyEnvironment,
+  options: { claim: boolean },
+): Promise<void> {
+  const recorded = await storage.environment?.(options.claim ? environment : undefined);
+  if (recorded !== undefined && recorded !== environment) {
+    throw new ConfigError(environmentMismatch(recorded, environment));
   }
 }
 
