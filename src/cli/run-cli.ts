@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
+import { BUILD_VERSION } from '../build-info.js';
 import { type Config, ConfigError, loadConfigFromProcess } from '../config/config.js';
 import { processUrlSecrets, redactSecrets, urlSecrets } from '../config/redact.js';
 import type { Clock } from '../domain/clock.js';
@@ -73,12 +73,6 @@ const HELP_FLAGS = new Set(['--help', '-h']);
 export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
 
 /** The package's version, from package.json beside src/ and dist/. */
-function version(): string {
-  const text = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
-  const parsed = JSON.parse(text) as { version?: unknown };
-  return typeof parsed.version === 'string' ? parsed.version : 'unknown';
-}
-
 function overview(commands: readonly Command[]): string {
   const width = Math.max(...commands.map((c) => c.name.length));
   return [
@@ -161,7 +155,8 @@ export async function runCli(argv: readonly string[], given: CliIo): Promise<num
     return EXIT.usage;
   }
   if (first === '--version' || first === '-V') {
-    stdout.write(`${version()}\n`);
+    // package.json's version, the one /version and petstore_build_info report.
+    stdout.write(`${BUILD_VERSION}\n`);
     return EXIT.ok;
   }
   if (HELP_FLAGS.has(first) || (first === 'help' && argv.length === 1)) {

@@ -27,7 +27,10 @@ export interface RedisConfig {
   readonly url: string;
   /** Seed nodes of a Redis Cluster (REDIS_CLUSTER_NODES), used instead of url when set. */
   readonly clusterNodes?: readonly RedisNode[];
-  /** Prefix of every key this service writes (REDIS_KEY_PREFIX), so deployments can share a server. */
+  /**
+   * Prefix of every key this service writes (REDIS_KEY_PREFIX; `petstore:<PETSTORE_ENV>:` by
+   * default), so deployments and environments can share a server.
+   */
   readonly keyPrefix: string;
   /** A command not answered within this time fails (REDIS_COMMAND_TIMEOUT_MS): 503, never a hang. */
   readonly commandTimeoutMs: number;
@@ -310,7 +313,7 @@ function database(env: Env): DatabaseConfig {
   };
 }
 
-function redis(env: Env): RedisConfig | undefined {
+function redis(env: Env, environment: KeyEnvironment): RedisConfig | undefined {
   const raw = read(env, 'REDIS_URL');
   const nodes = read(env, 'REDIS_CLUSTER_NODES');
   if (raw !== undefined && nodes !== undefined) {
@@ -321,7 +324,9 @@ function redis(env: Env): RedisConfig | undefined {
   }
   if (raw === undefined && nodes === undefined) return undefined;
   if (raw !== undefined) url('REDIS_URL', raw, ['redis:', 'rediss:']);
-  const keyPrefix = read(env, 'REDIS_KEY_PREFIX') ?? 'petstore:';
+  // The environment is part of the default, so staging and production on one Redis never share a
+  // budget; a prefix set by hand is the operator's to keep apart per environment.
+  const keyPrefix = read(env, 'REDIS_KEY_PREFIX') ?? `petstore:${environment}:`;
   if (!/^[A-Za-z0-9:_.-]{1,64}$/.test(keyPrefix)) {
     fail('REDIS_KEY_PREFIX', '1 to 64 letters, digits or :_.-', keyPrefix);
   }
@@ -480,7 +485,7 @@ export function loadConfig(env: Env): Config {
     port,
     host,
     database: Object.freeze(database(env)),
-    redis: redis(env),
+    redis: redis(env, environment),
     environment,
     publicBaseUrl,
     otherEnvironment: otherEnvironment(env, environment),

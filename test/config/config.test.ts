@@ -57,7 +57,11 @@ describe('loadConfig', () => {
         statementTimeoutMs: 5000,
         connectTimeoutMs: 3000,
       },
-      redis: { url: 'redis://127.0.0.1:6379', keyPrefix: 'petstore:', commandTimeoutMs: 1000 },
+      redis: {
+        url: 'redis://127.0.0.1:6379',
+        keyPrefix: 'petstore:staging:',
+        commandTimeoutMs: 1000,
+      },
       environment: 'staging',
       publicBaseUrl: 'https://api.example.com',
       trustProxy: 2,
@@ -73,6 +77,14 @@ describe('loadConfig', () => {
   // connections from 127.0.0.1 room, and needs 16 addresses to take all 4096 slots. Behind a proxy
   // every connection comes from the proxy, so the cap would throttle all clients together: there
   // set MAX_CONNECTIONS_PER_ADDRESS to MAX_CONNECTIONS, as in the test above.
+  it('keys Redis by environment unless REDIS_KEY_PREFIX says otherwise', () => {
+    const prefix = (env: Record<string, string>) =>
+      loadConfig({ REDIS_URL: 'redis://x', ...env }).redis?.keyPrefix;
+    expect(prefix({})).toBe('petstore:production:');
+    expect(prefix({ PETSTORE_ENV: 'staging' })).toBe('petstore:staging:');
+    expect(prefix({ PETSTORE_ENV: 'staging', REDIS_KEY_PREFIX: 'pets:' })).toBe('pets:');
+  });
+
   it('caps connections per address below the total, by default and when only the total is set', () => {
     const { connections } = loadConfig({});
     expect(connections.perAddress).toBeGreaterThanOrEqual(100);
