@@ -208,8 +208,12 @@ export const UsageQuerySchema = Type.Object(
   { additionalProperties: false },
 );
 
+/** A string out of a fixed list, in the form the request validator enforces (`enum`). */
+const oneOf = <T extends string>(values: readonly T[], options: Record<string, unknown>) =>
+  Type.Unsafe<T>({ type: 'string', enum: [...values], ...options });
+
 const order = Type.Optional(
-  Type.Union([Type.Literal('asc'), Type.Literal('desc')], {
+  oneOf(['asc', 'desc'] as const, {
     default: 'asc',
     description: '`asc` (the default) or `desc`.',
   }),
@@ -233,18 +237,8 @@ export const KeysQuerySchema = Type.Object(
           'Opaque position from the `Link: rel="next"` header of the previous page; bound to the same filter and order.',
       }),
     ),
-    state: Type.Optional(
-      Type.Union(
-        KEY_STATES.map((s) => Type.Literal(s)),
-        { description: 'Only keys in this state now.' },
-      ),
-    ),
-    plan: Type.Optional(
-      Type.Union(
-        PLANS.map((p) => Type.Literal(p)),
-        { description: 'Only keys on this plan.' },
-      ),
-    ),
+    state: Type.Optional(oneOf(KEY_STATES, { description: 'Only keys in this state now.' })),
+    plan: Type.Optional(oneOf(PLANS, { description: 'Only keys on this plan.' })),
     label: Type.Optional(
       Type.String({
         maxLength: 100,
@@ -252,14 +246,11 @@ export const KeysQuerySchema = Type.Object(
       }),
     ),
     sort: Type.Optional(
-      Type.Union(
-        KEY_SORTS.map((s) => Type.Literal(s)),
-        {
-          default: 'created',
-          description:
-            '`created` (the default), `label` or `lastUsed` (never used counts as oldest).',
-        },
-      ),
+      oneOf(KEY_SORTS, {
+        default: 'created',
+        description:
+          '`created` (the default), `label` or `lastUsed` (never used counts as oldest).',
+      }),
     ),
     order,
   },
@@ -278,7 +269,7 @@ export const AuditQuerySchema = Type.Object(
       }),
     ),
     order: Type.Optional(
-      Type.Union([Type.Literal('asc'), Type.Literal('desc')], {
+      oneOf(['asc', 'desc'] as const, {
         default: 'asc',
         description: '`asc` (the default): oldest first; `desc`: newest first.',
       }),
