@@ -32,6 +32,12 @@ export const ADMIN_SCOPE = {
   documentPath: `${ADMIN_PREFIX}/openapi.json`,
 } as const;
 
+/**
+ * The operator console: its page and assets, served by the admin listener beside the admin API it
+ * calls (src/http/apps/admin/console.route.ts); the page is `${prefix}/`.
+ */
+export const CONSOLE_SCOPE = { prefix: '/admin' } as const;
+
 /** The operations endpoints: unauthenticated, outside the API, never counted against a budget. */
 export const OPERATIONS_ENDPOINTS = {
   health: '/healthz',

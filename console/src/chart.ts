@@ -1,0 +1,42 @@
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import type { Usage } from './api.js';
+
+/**
+ * A key's admitted and refused requests per UTC day, drawn by uPlot on a canvas. The table under
+ * it (key-page.ts) holds the same numbers for keyboards and screen readers.
+ */
+export function usageChart(container: HTMLElement, usage: Usage): uPlot {
+  const days = usage.map((d) => Date.parse(`${d.day}T00:00:00Z`) / 1000);
+  const width = Math.max(320, Math.min(container.clientWidth || 900, 1100));
+  const bars = uPlot.paths.bars?.({ size: [0.6, 24], align: 0 });
+  return new uPlot(
+    {
+      width,
+      height: 260,
+      tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
+      scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
+      axes: [{}, { label: 'requests' }],
+      series: [
+        {
+          label: 'Day (UTC)',
+          value: (_u, v) => (v === null ? '' : new Date(v * 1000).toISOString().slice(0, 10)),
+        },
+        {
+          label: 'Admitted',
+          stroke: '#1a7f37',
+          fill: 'rgba(26,127,55,0.35)',
+          ...(bars ? { paths: bars } : {}),
+        },
+        {
+          label: 'Refused',
+          stroke: '#b42318',
+          fill: 'rgba(180,35,24,0.45)',
+          ...(bars ? { paths: bars } : {}),
+        },
+      ],
+    },
+    [days, usage.map((d) => d.admitted), usage.map((d) => d.refused)],
+    container,
+  );
+}
