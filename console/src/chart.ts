@@ -9,7 +9,8 @@ import type { Usage } from './api.js';
 export function usageChart(container: HTMLElement, usage: Usage): uPlot {
   const days = usage.map((d) => Date.parse(`${d.day}T00:00:00Z`) / 1000);
   const width = Math.max(320, Math.min(container.clientWidth || 900, 1100));
-  const bars = uPlot.paths.bars?.({ size: [0.6, 24], align: 0 });
+  // Side by side: admitted left of the day's tick, refused right of it.
+  const bars = (align: -1 | 1) => uPlot.paths.bars?.({ size: [0.4, 16], align });
   return new uPlot(
     {
       width,
@@ -26,13 +27,15 @@ export function usageChart(container: HTMLElement, usage: Usage): uPlot {
           label: 'Admitted',
           stroke: '#1a7f37',
           fill: 'rgba(26,127,55,0.35)',
-          ...(bars ? { paths: bars } : {}),
+          paths: bars(-1),
+          points: { show: false },
         },
         {
           label: 'Refused',
           stroke: '#b42318',
           fill: 'rgba(180,35,24,0.45)',
-          ...(bars ? { paths: bars } : {}),
+          paths: bars(1),
+          points: { show: false },
         },
       ],
     },

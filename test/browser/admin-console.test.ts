@@ -38,6 +38,8 @@ describe.skipIf(!haveChromium)(SUITE, () => {
   const problems: string[] = [];
   /** Requests the page made to anywhere but the admin listener. */
   const foreign: string[] = [];
+  /** Every change the page asked of the admin API, with its Idempotency-Key. */
+  const changes: Array<{ what: string; idempotencyKey: string | undefined }> = [];
 
   const s = (): AdminTestServer => {
     if (server === undefined) throw new Error('server not started');
@@ -97,6 +99,15 @@ describe.skipIf(!haveChromium)(SUITE, () => {
       }
     });
     page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    page.on('request', (request) => {
+      const { pathname } = new URL(request.url());
+      if (request.method() !== 'GET' && pathname.startsWith('/admin/v1/')) {
+        changes.push({
+          what: `${request.method()} ${pathname.replace(/key_\w+/, '{keyId}')}`,
+          idempotencyKey: request.headers()['idempotency-key'],
+        });
+      }
+    });
     const origin = server.admin.url;
     await page.route('**/*', (route) => {
       const url = route.request().url();
@@ -265,6 +276,17 @@ describe.skipIf(!haveChromium)(SUITE, () => {
       `/audit?keyId=${made.id}`,
     );
     expect(audit.map((e) => e.action)).toEqual(['create', 'set_plan', 'roll', 'unban', 'revoke']);
+    // Each change carried an Idempotency-Key of its own (a wrong confirmation sent none).
+    expect(changes.map((c) => c.what)).toEqual([
+      'POST /admin/v1/keys',
+      'PUT /admin/v1/keys/{keyId}/plan',
+      'POST /admin/v1/keys/{keyId}/roll',
+      'POST /admin/v1/keys/{keyId}/unban',
+      'POST /admin/v1/keys/{keyId}/revoke',
+    ]);
+    const keys = changes.map((c) => c.idempotencyKey);
+    expect(keys.every((k) => k !== undefined && /^[0-9a-f-]{36}$/.test(k))).toBe(true);
+    expect(new Set(keys).size).toBe(keys.length);
     expect(audit.every((e) => e.actor.id === tokenId)).toBe(true);
   });
 
