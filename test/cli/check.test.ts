@@ -13,6 +13,7 @@ import {
   tempDatabaseUrl,
   type ServerProcess,
 } from '../helpers/server-process.js';
+import { testRunEnv } from '../helpers/test-run.js';
 
 interface Run {
   code: number | null;
@@ -28,7 +29,12 @@ function checkBinary(args: string[], env: Record<string, string> = {}): Promise<
       ['dist/cli/main.js', 'check', ...args],
       {
         cwd: REPO_ROOT,
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: process.env.HOME ?? '',
+          ...testRunEnv(),
+          ...env,
+        },
         timeout: 30_000,
       },
       (error, stdout, stderr) => {
