@@ -22,7 +22,8 @@ export const API_SCOPE = {
 } as const;
 
 /**
- * The admin API: served only by its own listener (ADMIN_PORT), which serves nothing else; every
+ * The admin API: served only by its own listener (ADMIN_PORT), which serves nothing else but the
+ * console that calls it (CONSOLE_SCOPE); every
  * request under it is admitted by admin token (src/domain/admin-tokens), its description by the
  * address budget. The pet listener has no route here, so it answers 404 as for any unknown path.
  */
