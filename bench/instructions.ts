@@ -123,12 +123,18 @@ async function main(): Promise<void> {
   service.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   service.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   try {
+    // Listening when it answers (at LOG_LEVEL=warn no line says so); callgrind makes a start slow.
     const deadline = Date.now() + 600_000;
-    while (!output.includes('listening')) {
+    for (;;) {
       if (service.exitCode !== null || Date.now() > deadline) {
         throw new Error(`the service did not start:\n${output}`);
       }
-      await new Promise((done) => setTimeout(done, 200));
+      const up = await call(port, 'GET', '/healthz', key).then(
+        () => true,
+        () => false,
+      );
+      if (up) break;
+      await new Promise((done) => setTimeout(done, 500));
     }
     const listed = await call(port, 'GET', '/v1/pets?limit=20', key);
     const ids = [...listed.text.matchAll(/"id":(\d+)/g)].map((m) => m[1] as string);

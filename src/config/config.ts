@@ -494,3 +494,13 @@ export function loadConfig(env: Env): Config {
 export function loadConfigFromProcess(): Config {
   return loadConfig(process.env);
 }
+
+/**
+ * What `petstore check` reads from the environment: the API key of the deployment it checks
+ * (PETSTORE_API_KEY), which a command line would show to other users and keep in shell history.
+ * Not a setting of the service, so not part of Config.
+ */
+export function checkEnvironmentFromProcess(): { PETSTORE_API_KEY?: string } {
+  const key = process.env.PETSTORE_API_KEY;
+  return key === undefined ? {} : { PETSTORE_API_KEY: key };
+}
