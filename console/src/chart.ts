@@ -16,7 +16,11 @@ export function usageChart(container: HTMLElement, usage: Usage): uPlot {
       width,
       height: 260,
       tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
-      scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
+      scales: {
+        // Half a day each side, so the first and last days' bars are drawn whole.
+        x: { time: true, range: (_u, min, max) => [min - 43_200, max + 43_200] },
+        y: { range: (_u, _min, max) => [0, Math.max(1, max)] },
+      },
       axes: [{}, { label: 'requests' }],
       series: [
         {
