@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import type { KeyEnvironment } from '../domain/api-keys/api-key.js';
+import { redactUrl } from './redact.js';
 
 export type DatabaseConfig =
   | { kind: 'sqlite'; path: string }
@@ -44,6 +45,15 @@ export interface ConnectionLimits {
    * clients' slow connections, and TRUST_PROXY rate-limits them by X-Forwarded-For).
    */
   readonly perAddress: number;
+  /**
+   * After a connection from an address was closed for pipelining too far ahead, how long every new
+   * connection from that address is closed at once (PIPELINE_PENALTY_SECONDS; 0: never). A client
+   * that reconnects after each such close would otherwise have each new connection's first read
+   * parsed in full, thousands of requests, and slow every other client for as long as it goes on.
+   * The proxies TRUST_PROXY lists by address are exempt, as from the per-address cap; behind
+   * another proxy every connection comes from the proxy: there set it to 0.
+   */
+  readonly pipelinePenaltyMs: number;
   /**
    * Addresses and CIDR ranges the per-address cap leaves out: the proxies TRUST_PROXY lists by
    * address. Every connection a proxy opens comes from its one address, so a burst of clients
@@ -246,7 +256,8 @@ export const DEFAULT_BAN_SECONDS = 900;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 function fail(name: string, expected: string, got: string): never {
-  throw new ConfigError(`${name} must be ${expected} (got ${JSON.stringify(got)})`);
+  // A mistyped URL is quoted back without its password (config/redact.ts).
+  throw new ConfigError(`${name} must be ${expected} (got ${JSON.stringify(redactUrl(got))})`);
 }
 
 function read(env: Env, name: string): string | undefined {
@@ -392,6 +403,7 @@ function otherEnvironment(env: Env, serving: KeyEnvironment): Config['otherEnvir
  */
 export const DEFAULT_MAX_CONNECTIONS = 4096;
 export const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 256;
+export const DEFAULT_PIPELINE_PENALTY_SECONDS = 10;
 
 function connections(env: Env, trust: TrustProxy): ConnectionLimits {
   const total = integer(env, 'MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS, 1, 1_000_000);
@@ -405,6 +417,8 @@ function connections(env: Env, trust: TrustProxy): ConnectionLimits {
       1,
       total,
     ),
+    pipelinePenaltyMs:
+      integer(env, 'PIPELINE_PENALTY_SECONDS', DEFAULT_PIPELINE_PENALTY_SECONDS, 0, 86_400) * 1000,
     proxies: Object.freeze(proxies),
   });
 }

@@ -13,7 +13,7 @@ describe('loadConfig', () => {
       environment: 'production',
       publicBaseUrl: 'http://127.0.0.1:8080',
       trustProxy: false,
-      connections: { total: 4096, perAddress: 256 },
+      connections: { total: 4096, perAddress: 256, pipelinePenaltyMs: 10_000 },
       banAfter: 10,
       banSeconds: 900,
       corsOrigins: [],
@@ -64,7 +64,7 @@ describe('loadConfig', () => {
       banAfter: 3,
       banSeconds: 60,
       corsOrigins: ['https://a.example.com', 'https://b.example.com'],
-      connections: { total: 1000, perAddress: 1000 },
+      connections: { total: 1000, perAddress: 1000, pipelinePenaltyMs: 10_000 },
       timeouts: { headersMs: 2000, requestMs: 5000, keepAliveMs: 7000, shutdownGraceMs: 3000 },
     });
   });
@@ -80,6 +80,7 @@ describe('loadConfig', () => {
     expect(loadConfig({ MAX_CONNECTIONS: '64' }).connections).toEqual({
       total: 64,
       perAddress: 64,
+      pipelinePenaltyMs: 10_000,
       proxies: [],
     });
   });
