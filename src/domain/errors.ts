@@ -36,6 +36,12 @@ export const domainErrors = {
       'invalid_parameter',
       `cursor belongs to ${filter ? `status=${filter}` : 'the unfiltered list'}: repeat that filter or start again without cursor`,
     ),
+  /** A key listing's cursor used with another filter or order than the one it was made for. */
+  invalidKeyCursorShape: () =>
+    new DomainError(
+      'invalid_parameter',
+      'cursor belongs to another filter or order: repeat those parameters or start again without cursor',
+    ),
   idempotencyKeyReused: () =>
     new DomainError(
       'idempotency_key_reused',

@@ -6,6 +6,7 @@ import type {
   NewApiKeyRecord,
 } from './api-keys/api-key.js';
 import type { AuditAction, AuditRecord, UsageCount } from './api-keys/key-audit.js';
+import type { KeyListQuery } from './api-keys/key-listing.js';
 import type { NewPet, Pet, PetStatus } from './pets/pet.js';
 
 export type { Clock } from './clock.js';
@@ -122,6 +123,11 @@ export interface ApiKeyStore {
   /** Oldest first. */
   list(): Promise<ApiKeyRecord[]>;
   /**
+   * One page of keys in the order and under the filter asked (src/domain/api-keys/key-listing.ts),
+   * read through an index rather than by sorting every key.
+   */
+  page(query: KeyListQuery): Promise<ApiKeyRecord[]>;
+  /**
    * Hashes of the keys whose `seq` is above the given one, revoked ones included, by ascending
    * `seq`. The store allocates `seq` on insert, increasing, whatever the inserting host's clock
    * says; 0 asks for every key.
@@ -180,8 +186,13 @@ export interface ApiKeyStore {
 
 /** The audit trail, read-only here: records are appended only with the change they describe. */
 export interface KeyAuditStore {
-  /** Oldest first; `since` (epoch ms) inclusive; at most `limit`. */
-  list(query: { keyId?: string; since?: number; limit: number }): Promise<AuditRecord[]>;
+  /** Oldest first (newest first with `order: 'desc'`); `since` (epoch ms) inclusive; at most `limit`. */
+  list(query: {
+    keyId?: string;
+    since?: number;
+    limit: number;
+    order?: 'asc' | 'desc';
+  }): Promise<AuditRecord[]>;
 }
 
 export type { AuditAction, AuditRecord, UsageCount };

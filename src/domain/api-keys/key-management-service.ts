@@ -6,6 +6,14 @@ import type { RateLimiter } from '../rate-limits/rate-limiter.js';
 import type { ApiKeyRecord, ApiKeyUpdate } from './api-key.js';
 import { ApiKeyService } from './api-key-service.js';
 import {
+  decodeKeyCursor,
+  encodeKeyCursor,
+  KEY_LIST_LIMIT,
+  type KeyListShape,
+  type KeySort,
+  type SortValue,
+} from './key-listing.js';
+import {
   type Actor,
   type AuditAction,
   type AuditChanges,
@@ -140,6 +148,18 @@ export function toKeyView(record: ApiKeyRecord, now: number): KeyView {
   };
 }
 
+/** A record's value in the listing's order, as the store's index holds it. */
+function sortValue(record: ApiKeyRecord, sort: KeySort): SortValue {
+  switch (sort) {
+    case 'created':
+      return record.createdAt;
+    case 'label':
+      return record.label;
+    case 'lastUsed':
+      return record.lastUsedAt ?? 0;
+  }
+}
+
 function limitsChange(record: ApiKeyRecord): { perMinute: number; perDay: number } | null {
   return record.plan === 'enterprise' && record.customLimits === undefined
     ? null
@@ -203,6 +223,37 @@ export class KeyManagementService {
   async list(): Promise<KeyView[]> {
     const now = this.clock.now();
     return (await this.store.list()).map((record) => toKeyView(record, now));
+  }
+
+  /**
+   * One page of keys, filtered and sorted as asked, with the cursor of the next page when more
+   * keys follow. `state` is judged now, as the views are.
+   */
+  async page(
+    shape: KeyListShape & { limit: number; cursor?: string },
+  ): Promise<{ keys: KeyView[]; next: string | undefined }> {
+    const { limit, cursor, ...listing } = shape;
+    if (!Number.isInteger(limit) || limit < KEY_LIST_LIMIT.min || limit > KEY_LIST_LIMIT.max) {
+      throw new DomainError(
+        'invalid_parameter',
+        `limit must be a whole number from ${KEY_LIST_LIMIT.min} to ${KEY_LIST_LIMIT.max}`,
+      );
+    }
+    const now = this.clock.now();
+    const after = cursor === undefined ? undefined : decodeKeyCursor(cursor, listing);
+    const records = await this.store.page({
+      ...listing,
+      limit: limit + 1,
+      now,
+      ...(after === undefined ? {} : { after }),
+    });
+    const shown = records.slice(0, limit);
+    const last = shown.at(-1);
+    const next =
+      records.length > limit && last !== undefined
+        ? encodeKeyCursor(listing, { value: sortValue(last, listing.sort), id: last.id })
+        : undefined;
+    return { keys: shown.map((record) => toKeyView(record, now)), next };
   }
 
   async get(keyId: string): Promise<KeyView | undefined> {
@@ -331,7 +382,12 @@ export class KeyManagementService {
     return out;
   }
 
-  async audit(query: { keyId?: string; since?: number; limit?: number }): Promise<AuditEntry[]> {
+  async audit(query: {
+    keyId?: string;
+    since?: number;
+    limit?: number;
+    order?: 'asc' | 'desc';
+  }): Promise<AuditEntry[]> {
     const limit = query.limit ?? DEFAULT_AUDIT_LIMIT;
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_AUDIT_LIMIT) {
       throw new DomainError(
@@ -342,6 +398,7 @@ export class KeyManagementService {
     const records = await this.auditStore.list({
       ...(query.keyId !== undefined ? { keyId: query.keyId } : {}),
       ...(query.since !== undefined ? { since: query.since } : {}),
+      ...(query.order !== undefined ? { order: query.order } : {}),
       limit,
     });
     return records.map((record) => ({

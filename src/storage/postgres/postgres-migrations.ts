@@ -3,6 +3,7 @@ import {
   CACHED_KEY_COLUMNS,
   databaseEnvironmentMigration,
   liftedBanMigration,
+  keyListingMigration,
   sharedMigrations,
 } from '../sql/shared-migrations.js';
 
@@ -164,5 +165,6 @@ export const POSTGRES_MIGRATIONS: Record<string, Migration> = {
     },
   },
   '2026-12-01-11-lifted-ban': liftedBanMigration(TYPES),
+  '2026-12-02-13-key-listing': keyListingMigration,
   '2026-12-02-14-database-environment': databaseEnvironmentMigration(TYPES),
 };

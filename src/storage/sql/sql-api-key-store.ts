@@ -8,6 +8,7 @@ import {
 } from 'kysely';
 import type { ApiKeyRecord, ApiKeyUpdate, NewApiKeyRecord } from '../../domain/api-keys/api-key.js';
 import type { AuditRecord } from '../../domain/api-keys/key-audit.js';
+import type { KeyListQuery } from '../../domain/api-keys/key-listing.js';
 import type { ApiKeyStore } from '../../domain/ports.js';
 import { isPlan } from '../../domain/rate-limits/plans.js';
 import {
@@ -44,6 +45,55 @@ function toRecord(row: Selectable<ApiKeysTable>): ApiKeyRecord {
   if (row.previous_hash !== null) record.previousHash = row.previous_hash;
   setPresentNumbers(record, { previousHashExpiresAt: row.previous_hash_expires_at });
   return record;
+}
+
+/** The statement of SqlApiKeyStore.page, open to tests that read its query plan. */
+export function keyPageQuery(db: Kysely<Database>, query: KeyListQuery) {
+  // The sort expressions are the indexed ones (migration 2026-12-02-13-key-listing), spelled
+  // the same here so both engines walk the index instead of sorting every key.
+  const column = {
+    created: sql<number>`created_at`,
+    label: sql<string>`label`,
+    lastUsed: sql<number>`coalesce(last_used_at, 0)`,
+  }[query.sort];
+  const { now, order } = query;
+  let select = db.selectFrom('api_keys').selectAll();
+  if (query.plan !== undefined) select = select.where('plan', '=', query.plan);
+  if (query.label !== undefined && query.label !== '') {
+    const escaped = query.label.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`);
+    select = select.where(sql<boolean>`lower(label) like ${`%${escaped}%`} escape '\\'`);
+  }
+  const live = sql<boolean>`revoked_at is null and (expires_at is null or expires_at > ${now})`;
+  switch (query.state) {
+    case 'revoked':
+      select = select.where('revoked_at', 'is not', null);
+      break;
+    case 'expired':
+      select = select.where(
+        sql<boolean>`revoked_at is null and expires_at is not null and expires_at <= ${now}`,
+      );
+      break;
+    case 'banned':
+      select = select.where(sql<boolean>`${live} and banned_until > ${now}`);
+      break;
+    case 'active':
+      select = select.where(
+        sql<boolean>`${live} and (banned_until is null or banned_until <= ${now})`,
+      );
+      break;
+    case undefined:
+      break;
+  }
+  if (query.after !== undefined) {
+    const { value, id } = query.after;
+    const at = typeof value === 'number' ? sql`cast(${value} as bigint)` : sql`${value}`;
+    select = select.where(
+      order === 'asc'
+        ? sql<boolean>`(${column}, id) > (${at}, ${id})`
+        : sql<boolean>`(${column}, id) < (${at}, ${id})`,
+    );
+  }
+  return select.orderBy(column, order).orderBy('id', order).limit(query.limit);
 }
 
 type KeyCondition = (
@@ -207,6 +257,10 @@ export class SqlApiKeyStore implements ApiKeyStore {
       .where(column, '=', value)
       .executeTakeFirst();
     return row === undefined ? undefined : toRecord(row);
+  }
+
+  async page(query: KeyListQuery): Promise<ApiKeyRecord[]> {
+    return (await keyPageQuery(this.db, query).execute()).map(toRecord);
   }
 
   async list(): Promise<ApiKeyRecord[]> {

@@ -174,6 +174,85 @@ describe('idempotent creates and rolls', () => {
     ).body as AuditEntry[];
     expect(audit.filter((e) => e.action === 'roll')).toHaveLength(1);
   });
+
+  it('pages the keys through Link rel="next", filtered by label, plan and state, sorted as asked', async () => {
+    const { token } = await setup();
+    const tag = `page-${Math.random().toString(36).slice(2, 8)}`;
+    const made: string[] = [];
+    for (const [i, plan] of (['pro', 'free', 'pro', 'pro', 'business'] as const).entries()) {
+      const res = await adminCall(server(), 'POST', '/admin/v1/keys', {
+        key: token,
+        body: { plan, name: `${tag}-${i}` },
+      });
+      made.push((res.body as NewKeyResult).key.id);
+    }
+    await adminCall(server(), 'POST', `/admin/v1/keys/${made[3]}/revoke`, { key: token });
+    const seen: string[] = [];
+    let next: string | undefined =
+      `/admin/v1/keys?limit=1&plan=pro&state=active&sort=label&order=desc&label=${tag.toUpperCase()}`;
+    while (next !== undefined) {
+      const res = await adminCall(server(), 'GET', next, { key: token });
+      expect(res.status).toBe(200);
+      seen.push(...(res.body as KeyView[]).map((k) => k.name));
+      next = /^<([^>]+)>; rel="next"$/.exec(res.headers.get('link') ?? '')?.[1];
+    }
+    expect(seen).toEqual([`${tag}-2`, `${tag}-0`]);
+    const other = await adminCall(
+      server(),
+      'GET',
+      `/admin/v1/keys?limit=1&plan=pro&label=${tag}&cursor=${encodeURIComponent('eyJ4IjoxfQ')}`,
+      { key: token },
+    );
+    expect(other.status).toBe(400);
+    expect(other.body).toMatchObject({ code: 'invalid_parameter' });
+  });
+
+  it('reads the audit trail newest first with order=desc', async () => {
+    const { made, token } = await setup();
+    await adminCall(server(), 'PUT', `/admin/v1/keys/${made.key.id}/plan`, {
+      key: token,
+      body: { plan: 'pro' },
+    });
+    const res = await adminCall(
+      server(),
+      'GET',
+      `/admin/v1/audit?keyId=${made.key.id}&order=desc`,
+      { key: token },
+    );
+    expect((res.body as AuditEntry[]).map((e) => e.action)).toEqual(['set_plan', 'create']);
+  });
+
+  it('makes set-plan, set-expiry, revoke and unban once per Idempotency-Key', async () => {
+    const { made, token } = await setup();
+    const id = made.key.id;
+    for (const [method, path, body] of [
+      ['PUT', `/admin/v1/keys/${id}/plan`, { plan: 'business' }],
+      ['PUT', `/admin/v1/keys/${id}/expiry`, { expiresAt: '2099-01-01T00:00:00Z' }],
+      ['POST', `/admin/v1/keys/${id}/unban`, undefined],
+      ['POST', `/admin/v1/keys/${id}/revoke`, undefined],
+    ] as const) {
+      const send = () =>
+        adminCall(server(), method, path, {
+          key: token,
+          ...(body === undefined ? {} : { body }),
+          headers: { 'idempotency-key': `once-${path}` },
+        });
+      const first = await send();
+      const again = await send();
+      expect(first.status, path).toBe(200);
+      expect(again.headers.get('idempotent-replayed'), path).toBe('true');
+      expect(again.body, path).toEqual(first.body);
+    }
+    const audit = (await adminCall(server(), 'GET', `/admin/v1/audit?keyId=${id}`, { key: token }))
+      .body as AuditEntry[];
+    expect(audit.map((e) => e.action)).toEqual([
+      'create',
+      'set_plan',
+      'set_expiry',
+      'unban',
+      'revoke',
+    ]);
+  });
 });
 
 describe('concurrent changes of one key', () => {
