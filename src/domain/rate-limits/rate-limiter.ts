@@ -285,8 +285,11 @@ export class RateLimiter {
   }
 }
 
+/** How a key's subject starts; a store may keep these apart from address budgets. */
+export const KEY_SUBJECT_PREFIX = 'key:';
+
 function keySubject(keyId: string): string {
-  return `key:${keyId}`;
+  return `${KEY_SUBJECT_PREFIX}${keyId}`;
 }
 
 function addressSubject(address: string): string {
