@@ -3,6 +3,7 @@ import { DomainError, domainErrors } from '../errors.js';
 import type { ApiKeyStore, KeyAuditStore, KeyUsageStore, Storage } from '../ports.js';
 import { type Limits, MAX_CUSTOM_LIMIT, type Plan } from '../rate-limits/plans.js';
 import type { RateLimiter } from '../rate-limits/rate-limiter.js';
+import { EARLIEST_TIME_MS, LATEST_TIME_MS } from '../rfc3339.js';
 import type { ApiKeyRecord, ApiKeyUpdate } from './api-key.js';
 import { ApiKeyService } from './api-key-service.js';
 import {
@@ -76,7 +77,16 @@ export const MAX_AUDIT_LIMIT = 10_000;
 export const MAX_GRACE_MS = 365 * DAY_MS;
 
 function iso(epochMs: number | undefined): string | null {
-  return epochMs === undefined ? null : new Date(epochMs).toISOString();
+  return epochMs === undefined ? null : isoTime(epochMs);
+}
+
+/**
+ * A stored time as RFC 3339, held within the years 1970-9999: a time stored out of that range
+ * (before dates were checked strictly) would otherwise have no RFC 3339 form and fail the listing.
+ */
+function isoTime(epochMs: number): string {
+  const at = Number.isFinite(epochMs) ? epochMs : LATEST_TIME_MS;
+  return new Date(Math.min(Math.max(at, EARLIEST_TIME_MS), LATEST_TIME_MS)).toISOString();
 }
 
 function limitsOf(change: PlanChange): Limits | undefined {
@@ -128,7 +138,7 @@ export function toKeyView(record: ApiKeyRecord, now: number): KeyView {
     limits: { perMinute: limits.perMinute, perDay: limits.perDay },
     prefix: record.displayPrefix,
     state,
-    createdAt: new Date(record.createdAt).toISOString(),
+    createdAt: isoTime(record.createdAt),
     lastUsedAt: iso(record.lastUsedAt),
     expiresAt: iso(record.expiresAt),
     revokedAt: iso(record.revokedAt),
@@ -341,7 +351,7 @@ export class KeyManagementService {
     });
     return records.map((record) => ({
       id: record.id,
-      at: new Date(record.at).toISOString(),
+      at: isoTime(record.at),
       keyId: record.keyId,
       action: record.action,
       changes: record.changes,
