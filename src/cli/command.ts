@@ -150,7 +150,9 @@ export function keyIdCommand(spec: {
   help: readonly string[];
   /** Throws the domain's key_not_found for an unknown id. */
   act: (services: Services, id: string) => Promise<unknown>;
-  done: (id: string) => string;
+  /** What the key was before, when the message depends on it. */
+  before?: (services: Services, id: string) => Promise<unknown>;
+  done: (id: string, before: unknown) => string;
 }): Command {
   return {
     name: spec.name,
@@ -165,8 +167,9 @@ export function keyIdCommand(spec: {
     prepare(args) {
       const id = keyIdArgument(args);
       return async ({ services, stderr }) => {
+        const before = await spec.before?.(services, id);
         await spec.act(services, id);
-        stderr.write(`${spec.done(id)}\n`);
+        stderr.write(`${spec.done(id, before)}\n`);
       };
     },
   };

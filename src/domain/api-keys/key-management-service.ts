@@ -302,9 +302,14 @@ export class KeyManagementService {
    */
   async unban(keyId: string, actor: Actor): Promise<KeyView> {
     const before = await this.existing(keyId);
-    const audit = this.undatedAuditRecord(keyId, 'unban', actor, {
-      bannedUntil: { from: iso(before.bannedUntil), to: null },
-    });
+    // With no ban in force nothing changes, so nothing is audited (an entry `null -> null` says
+    // nothing); the lift is still stored and sent, for a ban a server holds and has not written yet.
+    const banned = before.bannedUntil !== undefined && before.bannedUntil > this.clock.now();
+    const audit = banned
+      ? this.undatedAuditRecord(keyId, 'unban', actor, {
+          bannedUntil: { from: iso(before.bannedUntil), to: null },
+        })
+      : undefined;
     const liftedAt = await this.store.liftBan(keyId, this.clock.now(), audit);
     if (liftedAt === undefined) throw domainErrors.keyNotFound(keyId);
     // Best effort: a store this process cannot reach (or its own, in memory) is lifted by each
