@@ -137,6 +137,19 @@ export function keyIdArgument(args: string[]): string {
   if (extra.length > 0) {
     throw new UsageError(`one key id at a time, please (got ${positionals.length})`);
   }
+  return notASecret(id, 'key id', 'key_... column of petstore keys list');
+}
+
+/**
+ * A secret (an API key or admin token) pasted where an id belongs is refused without being
+ * printed back: an error message lands in scrollback, CI logs and support tickets.
+ */
+export function notASecret(id: string, what: string, where: string): string {
+  if (/pa_(live|test|admin)_/i.test(id)) {
+    throw new UsageError(
+      `that is a secret, not a ${what} (not shown here); give the ${where}, and if the secret was exposed, roll or revoke it`,
+    );
+  }
   return id;
 }
 
