@@ -26,7 +26,7 @@ describe('admin API bad input: 400 with the field named, before anything changes
       '/admin/v1/keys',
       { plan: 'free', expiresAt: 'tomorrow' },
       'invalid_body',
-      /expiresAt/,
+      /^expiresAt must be an RFC 3339 time with its offset, like 2027-01-31T12:00:00Z$/,
     ],
     [
       'POST',
@@ -42,13 +42,31 @@ describe('admin API bad input: 400 with the field named, before anything changes
       'invalid_body',
       /perMinute/,
     ],
-    ['PUT', `/admin/v1/keys/${KEY_ID}/expiry`, { expiresAt: 'soon' }, 'invalid_body', /expiresAt/],
+    [
+      'PUT',
+      `/admin/v1/keys/${KEY_ID}/expiry`,
+      { expiresAt: 'soon' },
+      'invalid_body',
+      /^expiresAt must be an RFC 3339 time with its offset, like 2027-01-31T12:00:00Z, or never$/,
+    ],
     ['PUT', `/admin/v1/keys/${KEY_ID}/expiry`, {}, 'invalid_body', /expiresAt is required/],
     ['POST', `/admin/v1/keys/${KEY_ID}/roll`, { graceSeconds: -1 }, 'invalid_body', /graceSeconds/],
-    ['GET', '/admin/v1/keys/not-a-key', undefined, 'invalid_parameter', /keyId/],
+    [
+      'GET',
+      '/admin/v1/keys/not-a-key',
+      undefined,
+      'invalid_parameter',
+      /^keyId must be a key id: key_ and 16 letters and digits$/,
+    ],
     ['GET', `/admin/v1/keys/${KEY_ID}/usage?days=0`, undefined, 'invalid_parameter', /days/],
     ['GET', `/admin/v1/keys/${KEY_ID}/usage?days=abc`, undefined, 'invalid_parameter', /days/],
-    ['GET', '/admin/v1/audit?since=yesterday', undefined, 'invalid_parameter', /since/],
+    [
+      'GET',
+      '/admin/v1/audit?since=yesterday',
+      undefined,
+      'invalid_parameter',
+      /^since must be an RFC 3339 time with its offset/,
+    ],
     ['GET', '/admin/v1/audit?keyId=nope', undefined, 'invalid_parameter', /keyId/],
     // Past the year 9999 in UTC, and a day that does not exist: refused, not stored.
     ...[
