@@ -221,6 +221,12 @@ export interface Storage {
    * Applying any bumps the store generation.
    */
   migrate(): Promise<string[]>;
+  /** What migrate would do, changing nothing (`petstore migrate --status`). */
+  migrationStatus?(): Promise<{
+    applied: readonly string[];
+    pending: readonly string[];
+    newer: readonly string[];
+  }>;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
   /**

@@ -3,7 +3,7 @@ import type { Storage } from '../../domain/ports.js';
 import { NO_STORAGE_OBSERVER, type StorageObserver } from '../observer.js';
 import type { Database } from '../sql/database.js';
 import type { DialectTraits, SqlWrites, StorageTime } from '../sql/dialect-traits.js';
-import { migrate, type MigrateOptions } from '../sql/migrate.js';
+import { migrate, type MigrateOptions, migrationStatus } from '../sql/migrate.js';
 import { SqlAdminIdempotencyStore } from '../sql/sql-admin-idempotency-store.js';
 import { SqlAdminTokenStore } from '../sql/sql-admin-token-store.js';
 import { SqlApiKeyStore } from '../sql/sql-api-key-store.js';
@@ -83,7 +83,7 @@ export function horizonLagMsFor(statementTimeoutMs: number): number {
   return IDLE_IN_TRANSACTION_TIMEOUT_MS + 4 * statementTimeoutMs;
 }
 
-type Migrate = (db: Kysely<Database>, options: MigrateOptions) => Promise<string[]>;
+type Migrate<T> = (db: Kysely<Database>, options: MigrateOptions) => Promise<T>;
 
 /**
  * Runs `migrate` on one dedicated connection holding a session advisory lock, so that instances
@@ -91,7 +91,7 @@ type Migrate = (db: Kysely<Database>, options: MigrateOptions) => Promise<string
  * connection comes from a pool of its own with the migration timeout, so no SET can leak into
  * the request pool.
  */
-async function withMigrationLock(config: PostgresConfig, migrate: Migrate): Promise<string[]> {
+async function withMigrationLock<T>(config: PostgresConfig, migrate: Migrate<T>): Promise<T> {
   const { db } = openPostgres({
     ...config,
     poolMax: 1,
@@ -157,6 +157,10 @@ export function createPostgresStorage(
     migrateDown: () =>
       withMigrationLock(config, (connection, options) =>
         migrate(connection, POSTGRES_MIGRATIONS, 'down', options),
+      ),
+    migrationStatus: () =>
+      withMigrationLock(config, (connection, options) =>
+        migrationStatus(connection, POSTGRES_MIGRATIONS, options),
       ),
     async ping() {
       // Writes must be possible, not only reads: a server in recovery (a standby after a
