@@ -268,7 +268,7 @@ export interface LimitWindow {
 }
 
 export interface ConsumeRequest {
-  /** Whose budget: `key:<id>` or `addr:<address>`. */
+  /** Whose budget: `key:<id>`, `addr:<address>` or (the admin listener's) `addr-admin:<address>`. */
   subject: string;
   windows: readonly LimitWindow[];
   now: number;
