@@ -171,7 +171,13 @@ export async function createServices(
     // Expiry and a rolled secret's grace end are read on the clock the windows and bans follow
     // (Redis's, shared by every instance), so a host whose clock is behind admits no expired key.
     const windowStore = rateLimits;
-    const keyClock: Clock = { now: () => windowStore.sharedTime ?? clock.now() };
+    const keyClock: Clock = {
+      now: () => {
+        const shared = windowStore.sharedTime;
+        // Whole milliseconds: these times are stored (integer columns).
+        return shared === undefined ? clock.now() : Math.floor(shared);
+      },
+    };
     const apiKeys = new ApiKeyService(storage.apiKeys, keyClock, config.environment, keyChanges);
     // Decorated here, so that storage/ and the Redis stores need know nothing of tracing.
     const tracing = options.tracing;
