@@ -1,9 +1,9 @@
 /*
  * The Lua scripts of the Redis rate-limit store. Keys of one subject share the hash tag
  * `{subject}`, so a script touching them runs on one Redis Cluster node:
- *   <base>:<lengthMs>:<window number>  hash {used, refused}: requests granted to instances (served
- *       or leased, minus what was given back) and 429s given in one window; expires KEY_GRACE_MS
- *       after that window ends.
+ *   <base>:<lengthMs>:<window number>  hash {used, returned, refused}: requests granted to
+ *       instances (served or leased, minus what was given back), what was given back, and 429s
+ *       given in one window; expires KEY_GRACE_MS after that window ends.
  *   <base>:ban                          hash {startedAt, until}; expires KEY_GRACE_MS after the
  *       ban ends.
  * where <base> is `<prefix>{<subject>}`. KEYS[1] is always the ban key: it names the slot, and the
@@ -39,7 +39,8 @@ end
  * Returns {'allowed', used, granted, restored, now} | {'limited', used, refused (0-based), restored,
  * now} | {'banned', used, startedAt, until, started (0/1), restored, now}, where `restored` says
  * per window (0/1) whether its count was rebuilt after Redis lost it: the instance then keeps the
- * floor it had, since what it sees since is no longer knowledge from before the loss.
+ * floor it had, since what it sees since is no longer knowledge from before the loss. A window
+ * whose count plus give-backs is below the floor went backwards (older data) and is raised to it.
  * `used` holds each window's count after the grant. The grant is the smallest room left in any
  * window, at most `want`: no window ever grants past its limit, across every instance.
  */
@@ -55,7 +56,7 @@ for i = 1, windows do
   local key, number, ttl = windowKey(tonumber(ARGV[at + 1]))
   keys[i] = key
   ttls[i] = ttl
-  local state = redis.call('HMGET', key, 'used', 'restored')
+  local state = redis.call('HMGET', key, 'used', 'restored', 'returned')
   used[i] = tonumber(state[1] or '0')
   -- A key of the current window is only missing when Redis lost it (a restart without its data).
   -- For the rest of that window it counts what was granted since, on top of the most any
@@ -66,6 +67,18 @@ for i = 1, windows do
     if base < 0 then base = 0 end
     if floor > base then
       used[i] = used[i] + floor - base
+      base = floor
+      redis.call('HSET', key, 'used', used[i], 'restored', base)
+      redis.call('PEXPIRE', key, ttl)
+    end
+  elseif tonumber(ARGV[at + 3]) == number and state[1] then
+    -- What was ever granted in the window (counted plus given back) only grows: below what the
+    -- instance saw counted, Redis came back with older data (a snapshot, a lagging replica). The
+    -- count is raised by what is missing, and the window is then kept as one restored after a
+    -- loss, so a higher floor another instance brings raises it further.
+    local granted = used[i] + tonumber(state[3] or '0')
+    if floor > granted then
+      used[i] = used[i] + floor - granted
       base = floor
       redis.call('HSET', key, 'used', used[i], 'restored', base)
       redis.call('PEXPIRE', key, ttl)
@@ -126,7 +139,10 @@ local count = tonumber(ARGV[3])
 for i = 4, #ARGV do
   local key = base .. ':' .. ARGV[i]
   local used = tonumber(redis.call('HGET', key, 'used') or '-1')
-  if used >= count then redis.call('HINCRBY', key, 'used', -count) end
+  if used >= count then
+    redis.call('HINCRBY', key, 'used', -count)
+    redis.call('HINCRBY', key, 'returned', count)
+  end
 end
 return 0
 `;
