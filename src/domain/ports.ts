@@ -1,5 +1,10 @@
 import type { AdminIdempotencyStore, AdminTokenStore } from './admin-tokens/admin-token.js';
-import type { ApiKeyRecord, ApiKeyUpdate, NewApiKeyRecord } from './api-keys/api-key.js';
+import type {
+  ApiKeyRecord,
+  ApiKeyUpdate,
+  KeyEnvironment,
+  NewApiKeyRecord,
+} from './api-keys/api-key.js';
 import type { AuditAction, AuditRecord, UsageCount } from './api-keys/key-audit.js';
 import type { NewPet, Pet, PetStatus } from './pets/pet.js';
 
@@ -125,9 +130,16 @@ export interface ApiKeyStore {
   count(): Promise<number>;
   /**
    * Applies the changes and appends the audit record, in one transaction. Returns false (and
-   * appends nothing) when no such key exists.
+   * appends nothing) when no such key exists, or, given `read`, when the key no longer holds what
+   * `read` saw of it (plan, limits, expiry, secrets, revocation): a change decided from a read
+   * applies only to what was read, whatever else writes the key meanwhile.
    */
-  update(id: string, update: ApiKeyUpdate, audit: AuditRecord): Promise<boolean>;
+  update(
+    id: string,
+    update: ApiKeyUpdate,
+    audit: AuditRecord,
+    read?: ApiKeyRecord,
+  ): Promise<boolean>;
   /**
    * Returns false when no such key exists. Revoking twice keeps the first timestamp, and only the
    * revocation that took effect appends its audit record.
@@ -227,6 +239,11 @@ export interface Storage {
     pending: readonly string[];
     newer: readonly string[];
   }>;
+  /**
+   * The PETSTORE_ENV the database belongs to; with `claim`, recorded first when none is. Undefined
+   * when none is recorded (or the schema predates the record). Databases only: memory has none.
+   */
+  environment?(claim: KeyEnvironment | undefined): Promise<KeyEnvironment | undefined>;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
   /**
