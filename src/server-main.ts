@@ -10,6 +10,7 @@ import { createLogger } from './telemetry/logging/logger.js';
 import { createServices, type Services } from './services.js';
 import { BUILD_COMMIT, BUILD_VERSION } from './build-info.js';
 import { startTracing } from './telemetry/tracing.js';
+import { describeStartFailure } from './start-failure.js';
 
 function loadConfigOrExit(): Config {
   try {
@@ -60,8 +61,12 @@ async function bootstrapKey(config: Config, services: Services, log: FastifyBase
   );
 }
 
+/** The settings of this start, once read: the failure report's hints name what they point to. */
+let loaded: Config | undefined;
+
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
+  loaded = config;
   const logger = createLogger({
     level: config.logLevel,
     secrets: processUrlSecrets(),
@@ -198,8 +203,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(
-    `petstore: failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
-  );
+  process.stderr.write(describeStartFailure(error, loaded));
   process.exit(1);
 });

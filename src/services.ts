@@ -175,7 +175,17 @@ export async function createServices(
       const store = rateLimits;
       dependencies.push({ name: 'redis', backend: 'redis', ping: () => store.ping() });
     }
-    const apiKeys = new ApiKeyService(storage.apiKeys, clock, config.environment, keyChanges);
+    // Expiry and a rolled secret's grace end are read on the clock the windows and bans follow
+    // (Redis's, shared by every instance), so a host whose clock is behind admits no expired key.
+    const windowStore = rateLimits;
+    const keyClock: Clock = {
+      now: () => {
+        const shared = windowStore.sharedTime;
+        // Whole milliseconds: these times are stored (integer columns).
+        return shared === undefined ? clock.now() : Math.floor(shared);
+      },
+    };
+    const apiKeys = new ApiKeyService(storage.apiKeys, keyClock, config.environment, keyChanges);
     // Decorated here, so that storage/ and the Redis stores need know nothing of tracing.
     const tracing = options.tracing;
     const petStore = tracing
@@ -216,7 +226,7 @@ export async function createServices(
     const adminTokens = new AdminTokenService(storage.adminTokens, clock);
     const adminIdempotency = new AdminIdempotency(storage.adminIdempotency, clock);
     const usage = new KeyUsageCounter(storage.keyUsage, clock);
-    const keys = new KeyManagementService(storage, apiKeys, limiter, clock, {
+    const keys = new KeyManagementService(storage, apiKeys, limiter, keyClock, {
       usageRetentionDays: config.keyLife.usageRetentionDays,
     });
     const flushUsage = async () => {

@@ -147,6 +147,19 @@ export function keyIdArgument(args: string[]): string {
   if (extra.length > 0) {
     throw new UsageError(`one key id at a time, please (got ${positionals.length})`);
   }
+  return notASecret(id, 'key id', 'key_... column of petstore keys list');
+}
+
+/**
+ * A secret (an API key or admin token) pasted where an id belongs is refused without being
+ * printed back: an error message lands in scrollback, CI logs and support tickets.
+ */
+export function notASecret(id: string, what: string, where: string): string {
+  if (/pa_(live|test|admin)_/i.test(id)) {
+    throw new UsageError(
+      `that is a secret, not a ${what} (not shown here); give the ${where}, and if the secret was exposed, roll or revoke it`,
+    );
+  }
   return id;
 }
 
@@ -160,7 +173,9 @@ export function keyIdCommand(spec: {
   help: readonly string[];
   /** Throws the domain's key_not_found for an unknown id. */
   act: (services: Services, id: string) => Promise<unknown>;
-  done: (id: string) => string;
+  /** What the key was before, when the message depends on it. */
+  before?: (services: Services, id: string) => Promise<unknown>;
+  done: (id: string, before: unknown) => string;
 }): Command {
   return {
     name: spec.name,
@@ -175,8 +190,9 @@ export function keyIdCommand(spec: {
     prepare(args) {
       const id = keyIdArgument(args);
       return async ({ services, stderr }) => {
+        const before = await spec.before?.(services, id);
         await spec.act(services, id);
-        stderr.write(`${spec.done(id)}\n`);
+        stderr.write(`${spec.done(id, before)}\n`);
       };
     },
   };

@@ -2,6 +2,7 @@ import { hostname, userInfo } from 'node:os';
 import type { Actor } from '../domain/api-keys/key-audit.js';
 import { type PlanChange, planChangeProblem } from '../domain/api-keys/key-management-service.js';
 import { DAY_MS } from '../domain/clock.js';
+import { parseRfc3339, RFC3339_HINT } from '../domain/rfc3339.js';
 import {
   type CustomLimitsProblem,
   customLimitsProblem,
@@ -82,11 +83,9 @@ const RFC_3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]
 
 /** An RFC 3339 time with its offset (e.g. 2027-01-31T12:00:00Z), as epoch ms. */
 export function rfc3339(option: string, value: string): number {
-  const ms = RFC_3339.test(value) ? Date.parse(value.replace(' ', 'T')) : NaN;
-  if (!Number.isFinite(ms)) {
-    throw new UsageError(
-      `${option} must be an RFC 3339 time with its offset, like 2027-01-31T12:00:00Z (got ${JSON.stringify(value)})`,
-    );
+  const ms = RFC_3339.test(value) ? parseRfc3339(value.replace(' ', 'T')) : undefined;
+  if (ms === undefined) {
+    throw new UsageError(`${option} must be ${RFC3339_HINT} (got ${JSON.stringify(value)})`);
   }
   return ms;
 }

@@ -195,7 +195,10 @@ function fraction(env: Env, name: string, fallback: number): number {
   const raw = read(env, name);
   if (raw === undefined) return fallback;
   const value = Number(raw);
-  if (!/^\d*\.?\d+$/.test(raw) || value > 1) fail(name, 'a number from 0 to 1', raw);
+  if (!/^\d*\.?\d+$/.test(raw) || value > 1) {
+    note(name, 'a number from 0 to 1', raw);
+    return fallback;
+  }
   return value;
 }
 
@@ -245,10 +248,47 @@ function adminListener(env: Env, publicPort: number): AdminListenerConfig | unde
   return Object.freeze({ port, host: read(env, 'ADMIN_HOST') ?? '127.0.0.1' });
 }
 
+/** Every bad variable found, each a sentence naming it; the message lists them all. */
 export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
+  readonly problems: readonly string[];
+
+  constructor(problems: string | readonly string[]) {
+    const list = typeof problems === 'string' ? [problems] : problems;
+    super(
+      list.length === 1
+        ? (list[0] as string)
+        : `${list.length} settings are wrong:\n${list.map((p) => `  - ${p}`).join('\n')}`,
+    );
     this.name = 'ConfigError';
+    this.problems = Object.freeze([...list]);
+  }
+}
+
+/**
+ * The problems found so far while loadConfig runs (it runs synchronously): a bad value read by
+ * integer, oneOf or fraction is noted here and its default used, so that one start reports every
+ * bad variable, not only the first.
+ */
+let noted: string[] | undefined;
+
+function note(name: string, expected: string, got: string): void {
+  if (noted === undefined) fail(name, expected, got);
+  noted.push(problem(name, expected, got));
+}
+
+function problem(name: string, expected: string, got: string): string {
+  // A mistyped URL is quoted back without its password (config/redact.ts).
+  return `${name} must be ${expected} (got ${JSON.stringify(redactUrl(got))})`;
+}
+
+/** A section's value, or its fallback once its problems are noted. */
+function section<T>(fallback: T, read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (!(error instanceof ConfigError) || noted === undefined) throw error;
+    noted.push(...error.problems);
+    return fallback;
   }
 }
 
@@ -259,8 +299,7 @@ export const DEFAULT_BAN_SECONDS = 900;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 function fail(name: string, expected: string, got: string): never {
-  // A mistyped URL is quoted back without its password (config/redact.ts).
-  throw new ConfigError(`${name} must be ${expected} (got ${JSON.stringify(redactUrl(got))})`);
+  throw new ConfigError(problem(name, expected, got));
 }
 
 function read(env: Env, name: string): string | undefined {
@@ -272,7 +311,8 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   const raw = read(env, name);
   if (raw === undefined) return fallback;
   if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-    fail(name, `an integer ${min}-${max}`, raw);
+    note(name, `an integer ${min}-${max}`, raw);
+    return fallback;
   }
   return Number(raw);
 }
@@ -280,30 +320,40 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
 function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
   const raw = read(env, name);
   if (raw === undefined) return fallback;
-  if (!(values as readonly string[]).includes(raw)) fail(name, `one of ${values.join(', ')}`, raw);
+  if (!(values as readonly string[]).includes(raw)) {
+    note(name, `one of ${values.join(', ')}`, raw);
+    return fallback;
+  }
   return raw as T;
 }
 
-function url(name: string, raw: string, protocols: readonly string[]): URL {
+function url(
+  name: string,
+  raw: string,
+  protocols: readonly string[],
+  expected = `a URL (${protocols.join(' or ')})`,
+): URL {
   let parsed: URL;
   try {
     parsed = new URL(raw);
   } catch {
-    fail(name, `a URL (${protocols.join(' or ')})`, raw);
+    fail(name, expected, raw);
   }
-  if (!protocols.includes(parsed.protocol)) fail(name, `a URL (${protocols.join(' or ')})`, raw);
+  if (!protocols.includes(parsed.protocol)) fail(name, expected, raw);
   return parsed;
 }
+
+const DATABASE_URL_FORMS = 'sqlite:<path> or a URL (postgres: or postgresql:)';
 
 function database(env: Env): DatabaseConfig {
   const raw = read(env, 'DATABASE_URL');
   if (raw === undefined) return { kind: 'sqlite', path: DEFAULT_SQLITE_PATH };
   if (raw.startsWith('sqlite:')) {
     const path = raw.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
-    if (path === '') fail('DATABASE_URL', 'sqlite:<path> or postgres://...', raw);
+    if (path === '') fail('DATABASE_URL', DATABASE_URL_FORMS, raw);
     return { kind: 'sqlite', path };
   }
-  url('DATABASE_URL', raw, ['postgres:', 'postgresql:']);
+  url('DATABASE_URL', raw, ['postgres:', 'postgresql:'], DATABASE_URL_FORMS);
   return {
     kind: 'postgres',
     url: raw,
@@ -455,8 +505,19 @@ function timeouts(env: Env): Timeouts {
   });
 }
 
-/** Parses the environment once; throws ConfigError naming the first bad variable. */
+/** Parses the environment once; throws ConfigError naming every bad variable. */
 export function loadConfig(env: Env): Config {
+  noted = [];
+  try {
+    const config = readConfig(env);
+    if (noted.length > 0) throw new ConfigError(noted);
+    return config;
+  } finally {
+    noted = undefined;
+  }
+}
+
+function readConfig(env: Env): Config {
   const port = integer(env, 'PORT', 8080, 1, 65535);
   const host = read(env, 'HOST') ?? '127.0.0.1';
   const publicRaw = read(env, 'PUBLIC_BASE_URL');
@@ -465,47 +526,51 @@ export function loadConfig(env: Env): Config {
     const shownHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
     publicBaseUrl = `http://${shownHost}:${port}`;
   } else {
-    publicBaseUrl = baseUrl('PUBLIC_BASE_URL', publicRaw);
+    publicBaseUrl = section('', () => baseUrl('PUBLIC_BASE_URL', publicRaw));
   }
   const corsRaw = read(env, 'CORS_ORIGINS');
   const corsOrigins = corsRaw === undefined ? [] : corsRaw.split(',').map((o) => o.trim());
-  for (const origin of corsOrigins) {
-    if (url('CORS_ORIGINS', origin, ['http:', 'https:']).origin !== origin) {
-      fail(
-        'CORS_ORIGINS',
-        'a comma-separated list of origins like https://app.example.com',
-        origin,
-      );
+  section(undefined, () => {
+    for (const origin of corsOrigins) {
+      if (url('CORS_ORIGINS', origin, ['http:', 'https:']).origin !== origin) {
+        fail(
+          'CORS_ORIGINS',
+          'a comma-separated list of origins like https://app.example.com',
+          origin,
+        );
+      }
     }
-  }
+  });
   const environment = oneOf(env, 'PETSTORE_ENV', ['production', 'staging'] as const, 'production');
-  const admin = adminListener(env, port);
-  const trust = trustProxy(env);
+  const admin = section(undefined, () => adminListener(env, port));
+  const trust = section<TrustProxy>(false, () => trustProxy(env));
   return Object.freeze({
     port,
     host,
-    database: Object.freeze(database(env)),
-    redis: redis(env, environment),
+    database: Object.freeze(
+      section<DatabaseConfig>({ kind: 'sqlite', path: DEFAULT_SQLITE_PATH }, () => database(env)),
+    ),
+    redis: section(undefined, () => redis(env, environment)),
     environment,
     publicBaseUrl,
-    otherEnvironment: otherEnvironment(env, environment),
+    otherEnvironment: section(undefined, () => otherEnvironment(env, environment)),
     trustProxy: trust,
     connections: connections(env, trust),
     banAfter: integer(env, 'PETSTORE_BAN_AFTER', 10, 1, 1_000_000),
     banSeconds: integer(env, 'PETSTORE_BAN_SECONDS', DEFAULT_BAN_SECONDS, 1, 31_536_000),
     corsOrigins: Object.freeze(corsOrigins),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
-    timeouts: timeouts(env),
+    timeouts: section(DEFAULT_TIMEOUTS, () => timeouts(env)),
     operations: Object.freeze({
       drainSeconds: integer(env, 'DRAIN_SECONDS', DEFAULT_DRAIN_SECONDS, 0, 3_600),
       bootstrapKey: oneOf(env, 'PETSTORE_BOOTSTRAP_KEY', ['auto', 'off'] as const, 'auto'),
     }),
     admin,
-    ops: opsListener(env, port, admin),
+    ops: section(undefined, () => opsListener(env, port, admin)),
     docs: oneOf(env, 'DOCS', ['on', 'off'] as const, 'on') === 'on',
     keyLife: keyLife(env),
     logSampleSuccess: fraction(env, 'LOG_SAMPLE_SUCCESS', 1),
-    tracing: tracing(env),
+    tracing: section(undefined, () => tracing(env)),
   });
 }
 

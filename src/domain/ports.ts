@@ -244,6 +244,12 @@ export interface Storage {
    * Applying any bumps the store generation.
    */
   migrate(): Promise<string[]>;
+  /** What migrate would do, changing nothing (`petstore migrate --status`). */
+  migrationStatus?(): Promise<{
+    applied: readonly string[];
+    pending: readonly string[];
+    newer: readonly string[];
+  }>;
   /**
    * The PETSTORE_ENV the database belongs to; with `claim`, recorded first when none is. Undefined
    * when none is recorded (or the schema predates the record). Databases only: memory has none.
@@ -290,7 +296,7 @@ export interface LimitWindow {
 }
 
 export interface ConsumeRequest {
-  /** Whose budget: `key:<id>` or `addr:<address>`. */
+  /** Whose budget: `key:<id>`, `addr:<address>` or (the admin listener's) `addr-admin:<address>`. */
   subject: string;
   windows: readonly LimitWindow[];
   now: number;

@@ -47,6 +47,20 @@ describe('petstore backup', () => {
     expect(readFileSync(copy, 'utf8')).toBe('last night');
   });
 
+  it('says in a sentence why it cannot write the copy: no such folder, or a folder', async () => {
+    const { db, copy } = await seeded(1);
+    const missing = await petstore(db, ['backup', join(copy, 'nowhere', 'copy.db')]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('its folder does not exist');
+    expect(missing.stderr).not.toMatch(/ENOENT|EISDIR/);
+    for (const force of [[], ['--force']]) {
+      const folder = await petstore(db, ['backup', ...force, dirname(copy)]);
+      expect(folder.code).toBe(1);
+      expect(folder.stderr).toContain('it is a folder; name a file inside it');
+      expect(folder.stderr).not.toMatch(/ENOENT|EISDIR/);
+    }
+  });
+
   it('replaces a file that exists with --force', async () => {
     const { db, copy } = await seeded(3);
     writeFileSync(copy, 'last night');

@@ -86,6 +86,24 @@ describe('petstore migrate', () => {
     expect(again.stderr).toContain('is up to date; no migration to apply');
   });
 
+  it('--status lists the pending migrations and applies none of them', async () => {
+    const db = tempDatabase();
+
+    const before = await petstore(db, ['migrate', '--status']);
+    expect(before.code).toBe(0);
+    expect(before.stdout).toMatch(/ {2}pending {2}\S+pets\n/);
+    expect(before.stdout).not.toContain('applied ');
+    const pending = Number(/(\d+) migration\(s\) pending/.exec(before.stdout)?.[1]);
+    expect(pending).toBeGreaterThan(0);
+    // Still pending: --status changed nothing.
+    const applied = await petstore(db, ['migrate']);
+    expect(applied.stderr).toContain(`${pending} migration(s) applied.`);
+
+    const after = await petstore(db, ['migrate', '--status']);
+    expect(after.stdout).toMatch(/ {2}applied {2}\S+pets\n/);
+    expect(after.stdout).toContain('Up to date; no migration to apply.');
+  });
+
   it('leaves a database that other commands created up to date', async () => {
     const db = tempDatabase();
     await petstore(db, ['keys', 'list']);

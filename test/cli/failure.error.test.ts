@@ -52,7 +52,7 @@ describe('petstore when something else goes wrong', () => {
     expect(code).toBe(1);
     expect(stdout).toBe('');
     expect(stderr).toBe(
-      'petstore: DATABASE_URL must be a URL (postgres: or postgresql:) (got "mysql://localhost/pets")\n',
+      'petstore: DATABASE_URL must be sqlite:<path> or a URL (postgres: or postgresql:) (got "mysql://localhost/pets")\n',
     );
   });
 });

@@ -243,10 +243,14 @@ describe('petstore keys unban', () => {
     expect((await petstore(db, ['keys', 'list'])).stdout).toMatch(/… +active +created/);
   });
 
-  it('succeeds on a key without a ban', async () => {
+  it('succeeds on a key without a ban, says it was not banned, and audits nothing', async () => {
     const db = tempDatabase();
     const { id } = await createKey(db);
 
-    expect((await petstore(db, ['keys', 'unban', id])).code).toBe(0);
+    const result = await petstore(db, ['keys', 'unban', id]);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain(`${id} is not banned; nothing to lift.`);
+    const audit = await petstore(db, ['keys', 'audit', id, '--json']);
+    expect(audit.stdout).not.toContain('unban');
   });
 });

@@ -37,6 +37,19 @@ describe.runIf(available)('petstore CLI on PostgreSQL', () => {
       expect(again.stderr).toContain('is up to date; no migration to apply');
     });
 
+    it('--status lists every migration as pending on a new schema, then as applied', async () => {
+      const db = await freshDatabase();
+      const names = Object.keys(POSTGRES_MIGRATIONS);
+      const before = await petstore(db, ['migrate', '--status']);
+      expect(before.code).toBe(0);
+      for (const name of names) expect(before.stdout).toContain(`  pending  ${name}\n`);
+      expect((await petstore(db, ['migrate'])).stderr).toContain(
+        `${names.length} migration(s) applied.`,
+      );
+      const after = await petstore(db, ['migrate', '--status']);
+      for (const name of names) expect(after.stdout).toContain(`  applied  ${name}\n`);
+    });
+
     it('names its database without a password given in the query, on migrate and cache-reset', async () => {
       // Issue 34 item 8: libpq's other way to give one, `?password=`, was printed as it was.
       const url = new URL(await freshDatabase());

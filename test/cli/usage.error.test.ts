@@ -96,6 +96,27 @@ describe('petstore called wrongly', () => {
     expect(result.stderr).toMatch(/; see petstore ([\w-]+ )*--help\n$/);
   });
 
+  it.each([
+    ['keys', 'revoke'],
+    ['keys', 'unban'],
+    ['keys', 'roll'],
+    ['keys', 'usage'],
+    ['keys', 'set-plan', '--plan', 'pro'],
+    ['keys', 'set-expiry', 'SECRET', 'never'],
+    ['keys', 'audit'],
+    ['admin-tokens', 'revoke'],
+  ])('refuses a secret pasted where an id belongs, without printing it: %j', async (...argv) => {
+    for (const secret of [`pa_live_${'A1b2C3'.repeat(6)}`, `pa_admin_${'z9Y8x7'.repeat(6)}`]) {
+      const args = argv.includes('SECRET')
+        ? argv.map((a) => (a === 'SECRET' ? secret : a))
+        : [...argv, secret];
+      const result = await petstore(tempDatabase(), args);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain('that is a secret, not a');
+      expect(result.stdout + result.stderr).not.toContain(secret.slice(9));
+    }
+  });
+
   it('names the command in the --help pointer of a command', async () => {
     const result = await petstore(tempDatabase(), ['seed', '--count', 'ten']);
 

@@ -127,8 +127,14 @@ describe('loadConfig', () => {
     [{ PORT: 'abc' }, 'PORT must be an integer 1-65535 (got "abc")'],
     [{ PORT: '0' }, 'PORT must be an integer 1-65535 (got "0")'],
     [{ PORT: '70000' }, 'PORT must be an integer 1-65535 (got "70000")'],
-    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL must be a URL'],
-    [{ DATABASE_URL: 'sqlite:' }, 'DATABASE_URL must be sqlite:<path> or postgres://...'],
+    [
+      { DATABASE_URL: 'mysql://x' },
+      'DATABASE_URL must be sqlite:<path> or a URL (postgres: or postgresql:)',
+    ],
+    [
+      { DATABASE_URL: 'sqlite:' },
+      'DATABASE_URL must be sqlite:<path> or a URL (postgres: or postgresql:)',
+    ],
     [{ REDIS_URL: 'http://x' }, 'REDIS_URL must be a URL (redis: or rediss:)'],
     [{ PETSTORE_ENV: 'prod' }, 'PETSTORE_ENV must be one of production, staging (got "prod")'],
     [{ PUBLIC_BASE_URL: 'not a url' }, 'PUBLIC_BASE_URL must be a URL'],
@@ -168,6 +174,42 @@ describe('loadConfig', () => {
   ])('refuses %j with a message naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('reports every bad variable at once, each in the problems list', () => {
+    const env = {
+      PORT: 'abc',
+      DATABASE_URL: 'mysql://x',
+      LOG_LEVEL: 'loud',
+      HEADERS_TIMEOUT_MS: '10s',
+      KEEP_ALIVE_TIMEOUT_MS: '-1',
+      REDIS_URL: 'http://x',
+      TRUST_PROXY: 'yes please',
+      LOG_SAMPLE_SUCCESS: '2',
+    };
+    let caught: unknown;
+    try {
+      loadConfig(env);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    const { problems, message } = caught as ConfigError;
+    expect(problems.map((p) => p.split(' ')[0]).sort()).toEqual(
+      [
+        'PORT',
+        'DATABASE_URL',
+        'LOG_LEVEL',
+        'HEADERS_TIMEOUT_MS',
+        'KEEP_ALIVE_TIMEOUT_MS',
+        'REDIS_URL',
+        'TRUST_PROXY',
+        'LOG_SAMPLE_SUCCESS',
+      ].sort(),
+    );
+    expect(message).toMatch(/^8 settings are wrong:\n {2}- /);
+    // A good environment after a bad one is read cleanly.
+    expect(loadConfig({}).port).toBe(8080);
   });
 });
 

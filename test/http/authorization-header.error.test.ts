@@ -95,3 +95,41 @@ describe('two Authorization headers', () => {
     expectErrorContract(res, 'unauthorized', 401);
   });
 });
+
+describe('a 401 says what is wrong with the key, in words a person can act on', () => {
+  /** One character changed in the middle: the check characters catch it. */
+  const typo = (k: string) => {
+    const at = 15;
+    return k.slice(0, at) + (k[at] === 'a' ? 'b' : 'a') + k.slice(at + 1);
+  };
+
+  it.each([
+    ['a one-character typo', () => `Bearer ${typo(key)}`, /a character is wrong/],
+    [
+      'a key of the other environment',
+      () => `Bearer ${key.replace('pa_live_', 'pa_test_')}`,
+      /other environment: a pa_test_ key is for staging/,
+    ],
+    [
+      'the Basic scheme',
+      () => 'Basic dXNlcjpwYXNz',
+      /uses the Basic scheme; send Authorization: Bearer/,
+    ],
+    [
+      'an admin token',
+      () => `Bearer pa_admin_${'a'.repeat(36)}`,
+      /admin token opens the admin API/,
+    ],
+  ])(
+    '%s: 401 unauthorized, its own message, the credential not repeated',
+    async (_, header, message) => {
+      const authorization = header();
+      const res = await rawRequest(server().url, request('GET', [authorization]));
+      expectErrorContract(res, 'unauthorized', 401);
+      const { message: text } = JSON.parse(res.body) as { message: string };
+      expect(text).toMatch(message);
+      const credential = authorization.split(' ')[1] ?? '';
+      expect(text).not.toContain(credential.slice(9));
+    },
+  );
+});

@@ -65,6 +65,25 @@ describe('the validator compiler', () => {
     expect(validate({ name: 'Rex', n: 5 })).toEqual({ value: { name: 'Rex', n: 5n } });
   });
 
+  it('says what is wrong with a string in words, never "0 to any number of characters"', () => {
+    const validate = compile({
+      type: 'object',
+      properties: {
+        p: { type: 'string', pattern: '^a+$' },
+        long: { type: 'string', maxLength: 3 },
+        short: { type: 'string', minLength: 2 },
+      },
+    });
+    const message = (body: unknown) =>
+      (validate(body) as { error: { message: string } }).error.message;
+    expect(message({ p: 'b' })).toBe(
+      'p is not in the form this field takes (see the API document)',
+    );
+    expect(message({ long: 'abcd' })).toBe('long must be at most 3 characters');
+    expect(message({ short: 'a' })).toBe('short must be at least 2 characters');
+    expect(message({ p: 'a\uD800' })).toBe('p must be text without unpaired surrogates');
+  });
+
   it('refuses text with an unpaired surrogate, which no portable pattern can say', () => {
     const validate = compile({
       type: 'object',

@@ -103,3 +103,31 @@ describe('MemoryRateLimitStore bounds, under a flood of distinct subjects', () =
     await store.close();
   });
 });
+
+describe('MemoryRateLimitStore pools: address budgets never evict a key', () => {
+  const T0 = Date.parse('2026-11-23T12:00:00Z');
+  const day = [{ name: 'day', limit: 50, lengthMs: 86_400_000 }];
+  const minute = [{ name: 'minute', limit: 30, lengthMs: 60_000 }];
+
+  it('a key that used its 50 a day stays refused through a flood of distinct made-up addresses', async () => {
+    const store = new MemoryRateLimitStore(new TestClock(T0), {
+      maxEntries: 1_000,
+      maxBytes: 1_000_000,
+    });
+    let allowed = 0;
+    const consumeKey = async (now: number) => {
+      const outcome = await store.consume({ subject: 'key:k1', windows: day, now });
+      if (outcome.kind === 'allowed') allowed += 1;
+    };
+    for (let i = 0; i < 50; i++) await consumeKey(T0);
+    for (let i = 0; i < 5_000; i++) {
+      await store.consume({ subject: `addr:203.0.${i >> 8}.${i & 255}`, windows: minute, now: T0 });
+    }
+    for (let i = 0; i < 50; i++) await consumeKey(T0 + 1);
+    expect(allowed).toBe(50);
+    expect(await store.peek('key:k1', day, T0 + 2)).toEqual([50]);
+    // The address pool stayed within its own bound.
+    expect(store.size).toBeLessThanOrEqual(1_000 + 1);
+    await store.close();
+  });
+});

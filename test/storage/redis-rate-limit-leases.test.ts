@@ -342,6 +342,68 @@ if (await requireService('redis', SUITE)) {
       });
     });
 
+    describe('a Redis that comes back with older data (a snapshot, a lagging replica)', () => {
+      it('grants a 60-a-minute key no more than 60 in the minute its counts went backwards', async () => {
+        await minuteWithRoom(10_000);
+        const [a, b] = [await open({ time: 'redis' }), await open({ time: 'redis' })];
+        if (!a || !b) throw new Error('no store');
+        const who = subject();
+        const request = { subject: who, windows: windows(60, 1_000), now: 0 };
+        const outcomes: ConsumeOutcome[] = [];
+        for (let i = 0; i < 15; i++)
+          outcomes.push(await a.consume(request), await b.consume(request));
+        // The snapshot, taken at 30: every key of the subject as it is now.
+        const admin = adminClient(redis.url);
+        try {
+          const keys = await admin.keys(`${config.keyPrefix}{${who}}:*`);
+          expect(keys.length).toBeGreaterThan(0);
+          const snapshot = await Promise.all(
+            keys.map(async (key) => ({
+              key,
+              dump: await admin.dumpBuffer(key),
+              ttl: await admin.pttl(key),
+            })),
+          );
+          for (let i = 0; i < 15; i++) {
+            outcomes.push(await a.consume(request), await b.consume(request));
+          }
+          expect(allowed(outcomes)).toHaveLength(60);
+          // Redis comes back with the snapshot's data: 30 counted where 60 were granted.
+          for (const { key, dump, ttl } of snapshot) {
+            await admin.restore(key, Math.max(ttl, 1), dump, 'REPLACE');
+          }
+        } finally {
+          admin.disconnect();
+        }
+        // B made the last grant (60); A last saw 59. Until the instance that knows most asks, one
+        // that knows less may grant what it does not know of: here B asks first.
+        for (let i = 0; i < 30; i++) {
+          outcomes.push(await b.consume(request), await a.consume(request));
+        }
+        const granted = allowed(outcomes).length;
+        console.info(`[older data] 60 a minute, Redis rewound from 60 to 30: ${granted} allowed`);
+        expect(granted).toBe(60);
+        await expect(a.peek(who, request.windows, 0)).resolves.toEqual([60, 60]);
+      });
+
+      it('counts give-backs as granted: a lease given back is not taken for data gone backwards', async () => {
+        await minuteWithRoom(10_000);
+        const [a, b] = [await open({ time: 'redis' }), await open({ time: 'redis' })];
+        if (!a || !b) throw new Error('no store');
+        const who = subject();
+        // Limits large enough for leases of more than one request.
+        const request = { subject: who, windows: windows(10_000, 1_000_000), now: 0 };
+        await b.consume(request);
+        for (let i = 0; i < 50; i++) await a.consume(request);
+        // B gives its unspent lease back; A, which saw it counted, asks again.
+        await b.close();
+        for (let i = 0; i < 200; i++) await a.consume(request);
+        await a.close();
+        const [minute] = await (await open({ time: 'redis' })).peek(who, request.windows, 0);
+        expect(minute).toBe(251);
+      });
+    });
+
     describe('a Redis restart without its data', () => {
       it('grants a 60-a-minute key no more than 60 in the minute Redis restarted', async () => {
         await minuteWithRoom(10_000);

@@ -1,4 +1,10 @@
-import { type Command, CommandError, parseCommandArgs, UsageError } from '../command.js';
+import {
+  type Command,
+  CommandError,
+  notASecret,
+  parseCommandArgs,
+  UsageError,
+} from '../command.js';
 
 export const adminTokensRevoke: Command = {
   name: 'admin-tokens revoke',
@@ -19,6 +25,7 @@ export const adminTokensRevoke: Command = {
     }
     if (extra.length > 0)
       throw new UsageError(`one token id at a time, please (got ${positionals.length})`);
+    notASecret(id, 'token id', 'adm_... column of petstore admin-tokens list');
     return async (context) => {
       if (!(await context.services.admin.tokens.revoke(id))) {
         throw new CommandError(`no admin token has id ${id} (see petstore admin-tokens list)`);

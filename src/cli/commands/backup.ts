@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { type Command, CommandError, parseCommandArgs, UsageError } from '../command.js';
 import { describeDatabase } from '../describe.js';
@@ -52,10 +53,13 @@ export const backup: Command = {
       const { storage, config } = services;
       if (storage.backup === undefined) throw new CommandError(POSTGRES_ADVICE);
       const started = performance.now();
-      const outcome = await storage.backup(file, { overwrite });
+      const outcome = await storage.backup(file, { overwrite }).catch((error: unknown) => {
+        throw new CommandError(cannotWrite(file, error));
+      });
       const seconds = (performance.now() - started) / 1000;
       switch (outcome.kind) {
         case 'exists':
+          if (isFolder(file)) throw new CommandError(cannotWrite(file, { code: 'EISDIR' }));
           throw new CommandError(`${file} exists; pass --force to replace it`);
         case 'is_source':
           throw new CommandError(`${file} is the database itself; write the copy to another file`);
@@ -69,3 +73,31 @@ export const backup: Command = {
     };
   },
 };
+
+function isFolder(file: string): boolean {
+  try {
+    return statSync(file).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** A sentence for why the copy could not be written, instead of the system call's code. */
+function cannotWrite(file: string, error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const reason =
+    code === 'ENOENT'
+      ? 'its folder does not exist; create it first or pick another path'
+      : code === 'EISDIR'
+        ? 'it is a folder; name a file inside it, e.g. ' + `${file.replace(/\/+$/, '')}/petstore.db`
+        : code === 'EACCES' || code === 'EPERM'
+          ? 'this user may not write there'
+          : code === 'ENOSPC'
+            ? 'the disk is full'
+            : code === 'ENOTDIR'
+              ? 'a part of the path is a file, not a folder'
+              : error instanceof Error
+                ? error.message
+                : String(error);
+  return `cannot write the backup to ${file}: ${reason}`;
+}

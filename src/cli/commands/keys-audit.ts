@@ -1,4 +1,4 @@
-import { type Command, parseCommandArgs, UsageError } from '../command.js';
+import { type Command, notASecret, parseCommandArgs, UsageError } from '../command.js';
 import { rfc3339 } from '../key-options.js';
 
 function describeActor(actor: { kind: string; user?: string; host?: string; id?: string }) {
@@ -29,6 +29,7 @@ export const keysAudit: Command = {
     );
     if (positionals.length > 1) throw new UsageError('at most one key id');
     const keyId = positionals[0];
+    if (keyId !== undefined) notASecret(keyId, 'key id', 'key_... column of petstore keys list');
     const since = values.since === undefined ? undefined : rfc3339('--since', values.since);
     return async ({ services, stdout }) => {
       const entries = await services.keys.audit({

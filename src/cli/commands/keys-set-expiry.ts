@@ -1,4 +1,4 @@
-import { type Command, parseCommandArgs, UsageError } from '../command.js';
+import { type Command, notASecret, parseCommandArgs, UsageError } from '../command.js';
 import { cliActor, isoOrNever, rfc3339 } from '../key-options.js';
 
 export const keysSetExpiry: Command = {
@@ -18,6 +18,7 @@ export const keysSetExpiry: Command = {
     if (id === undefined || id === '' || when === undefined || extra.length > 0) {
       throw new UsageError('expected a key id and a time (or never)');
     }
+    notASecret(id, 'key id', 'key_... column of petstore keys list');
     const expiresAt = when === 'never' ? null : rfc3339('the time', when);
     return async ({ services, stderr }) => {
       const key = await services.keys.setExpiry(id, expiresAt, cliActor());

@@ -14,8 +14,9 @@ export type AdminAdmission =
 /**
  * Who gets in to the admin API. A valid admin token is not rate-limited (operators, not
  * customers); every request without one (no token, a malformed, unknown or revoked one, an API
- * key) draws on the same per-address budget as keyless requests to the pet API, so guessing tokens
- * on either listener is equally slow, and past the budget storage is not even read.
+ * key) draws on a per-address budget as large as the pet API's keyless one but apart from it, so
+ * guessing tokens is as slow as guessing keys, past the budget storage is not even read, and keyless
+ * requests to the pet API from the same address never refuse a valid admin token.
  */
 export class AdminAdmissionService {
   constructor(
@@ -34,7 +35,7 @@ export class AdminAdmissionService {
     const result = await this.tokens.authenticate(
       credential.kind === 'bearer' ? credential.token : undefined,
       async () => {
-        gate = await this.limiter.peekAddress(address);
+        gate = await this.limiter.peekAddress(address, 'admin');
         return gate.allowed;
       },
     );
@@ -48,12 +49,12 @@ export class AdminAdmissionService {
 
   /** The API's description: anyone, on the address budget. */
   async admitAddress(address: string): Promise<AdminAdmission | { admitted: true }> {
-    const decision = await this.limiter.hitAddress(address);
+    const decision = await this.limiter.hitAddress(address, 'admin');
     return decision.allowed ? { admitted: true } : refusedByAddress(decision);
   }
 
   private async withoutToken(address: string, refusal: AdminRefusal): Promise<AdminAdmission> {
-    const decision = await this.limiter.hitAddress(address);
+    const decision = await this.limiter.hitAddress(address, 'admin');
     if (!decision.allowed) return refusedByAddress(decision);
     return { admitted: false, refusal };
   }

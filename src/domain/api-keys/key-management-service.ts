@@ -3,6 +3,7 @@ import { DomainError, domainErrors } from '../errors.js';
 import type { ApiKeyStore, KeyAuditStore, KeyUsageStore, Storage } from '../ports.js';
 import { type Limits, MAX_CUSTOM_LIMIT, type Plan } from '../rate-limits/plans.js';
 import type { RateLimiter } from '../rate-limits/rate-limiter.js';
+import { EARLIEST_TIME_MS, LATEST_TIME_MS } from '../rfc3339.js';
 import type { ApiKeyRecord, ApiKeyUpdate } from './api-key.js';
 import { ApiKeyService } from './api-key-service.js';
 import {
@@ -84,7 +85,16 @@ export const MAX_AUDIT_LIMIT = 10_000;
 export const MAX_GRACE_MS = 365 * DAY_MS;
 
 function iso(epochMs: number | undefined): string | null {
-  return epochMs === undefined ? null : new Date(epochMs).toISOString();
+  return epochMs === undefined ? null : isoTime(epochMs);
+}
+
+/**
+ * A stored time as RFC 3339, held within the years 1970-9999: a time stored out of that range
+ * (before dates were checked strictly) would otherwise have no RFC 3339 form and fail the listing.
+ */
+function isoTime(epochMs: number): string {
+  const at = Number.isFinite(epochMs) ? epochMs : LATEST_TIME_MS;
+  return new Date(Math.min(Math.max(at, EARLIEST_TIME_MS), LATEST_TIME_MS)).toISOString();
 }
 
 function limitsOf(change: PlanChange): Limits | undefined {
@@ -136,7 +146,7 @@ export function toKeyView(record: ApiKeyRecord, now: number): KeyView {
     limits: { perMinute: limits.perMinute, perDay: limits.perDay },
     prefix: record.displayPrefix,
     state,
-    createdAt: new Date(record.createdAt).toISOString(),
+    createdAt: isoTime(record.createdAt),
     lastUsedAt: iso(record.lastUsedAt),
     expiresAt: iso(record.expiresAt),
     revokedAt: iso(record.revokedAt),
@@ -348,9 +358,14 @@ export class KeyManagementService {
    */
   async unban(keyId: string, actor: Actor): Promise<KeyView> {
     const before = await this.existing(keyId);
-    const audit = this.undatedAuditRecord(keyId, 'unban', actor, {
-      bannedUntil: { from: iso(before.bannedUntil), to: null },
-    });
+    // With no ban in force nothing changes, so nothing is audited (an entry `null -> null` says
+    // nothing); the lift is still stored and sent, for a ban a server holds and has not written yet.
+    const banned = before.bannedUntil !== undefined && before.bannedUntil > this.clock.now();
+    const audit = banned
+      ? this.undatedAuditRecord(keyId, 'unban', actor, {
+          bannedUntil: { from: iso(before.bannedUntil), to: null },
+        })
+      : undefined;
     const liftedAt = await this.store.liftBan(keyId, this.clock.now(), audit);
     if (liftedAt === undefined) throw domainErrors.keyNotFound(keyId);
     // Best effort: a store this process cannot reach (or its own, in memory) is lifted by each
@@ -403,7 +418,7 @@ export class KeyManagementService {
     });
     return records.map((record) => ({
       id: record.id,
-      at: new Date(record.at).toISOString(),
+      at: isoTime(record.at),
       keyId: record.keyId,
       action: record.action,
       changes: record.changes,

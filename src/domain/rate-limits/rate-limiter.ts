@@ -208,9 +208,9 @@ export class RateLimiter {
   }
 
   /** Whether the address budget has room, counting nothing: asked before any key lookup. */
-  async peekAddress(address: string): Promise<RateDecision> {
+  async peekAddress(address: string, budget: AddressBudget = 'public'): Promise<RateDecision> {
     const now = this.now();
-    const used = await this.store.peek(addressSubject(address), ADDRESS_WINDOWS, now);
+    const used = await this.store.peek(addressSubject(address, budget), ADDRESS_WINDOWS, now);
     const states = describe(ADDRESS_WINDOWS, used, now);
     const refused = ADDRESS_WINDOWS.flatMap((w, i) => ((used[i] ?? 0) >= w.limit ? [i] : []));
     return refused.length === 0
@@ -219,10 +219,10 @@ export class RateLimiter {
   }
 
   /** Counts one request without a valid key against its address, or refuses it. */
-  async hitAddress(address: string): Promise<RateDecision> {
+  async hitAddress(address: string, budget: AddressBudget = 'public'): Promise<RateDecision> {
     const now = this.now();
     const outcome = await this.store.consume({
-      subject: addressSubject(address),
+      subject: addressSubject(address, budget),
       windows: ADDRESS_WINDOWS,
       now,
     });
@@ -285,10 +285,21 @@ export class RateLimiter {
   }
 }
 
+/** How a key's subject starts; a store may keep these apart from address budgets. */
+export const KEY_SUBJECT_PREFIX = 'key:';
+
 function keySubject(keyId: string): string {
-  return `key:${keyId}`;
+  return `${KEY_SUBJECT_PREFIX}${keyId}`;
 }
 
-function addressSubject(address: string): string {
-  return `addr:${addressBucket(address)}`;
+/**
+ * Which listener's keyless budget: the admin listener keeps its own, so that keyless requests to
+ * the pet API from an address (a NAT, a shared proxy) never refuse a valid admin token from it.
+ */
+export type AddressBudget = 'public' | 'admin';
+
+function addressSubject(address: string, budget: AddressBudget = 'public'): string {
+  return budget === 'admin'
+    ? `addr-admin:${addressBucket(address)}`
+    : `addr:${addressBucket(address)}`;
 }

@@ -79,12 +79,13 @@ export const httpErrors = {
   /** `problem` names the field and what was expected (see src/http/validation/validator-compiler.ts). */
   invalidBody: (problem: string) => new HttpError('invalid_body', problem),
   invalidParameter: (problem: string) => new HttpError('invalid_parameter', problem),
-  unauthorized: (refusal: KeyRefusal, keyPrefix: string) =>
+  /** `authorization`, the header as sent, only picks the message of a malformed key; never shown. */
+  unauthorized: (refusal: KeyRefusal, keyPrefix: string, authorization?: string) =>
     new HttpError(
       'unauthorized',
       {
         missing: 'Missing API key: send it as Authorization: Bearer <key>',
-        malformed: `API key is not valid: expected Authorization: Bearer ${keyPrefix} followed by 36 letters and digits`,
+        malformed: malformedKeyMessage(keyPrefix, authorization),
         unknown: 'API key is not valid: check it was copied whole, or create a new one',
         revoked: 'API key has been revoked: create a new one',
       }[refusal],
@@ -176,3 +177,39 @@ export const httpErrors = {
       { 'retry-after': String(retryAfterSeconds) },
     ),
 } as const;
+
+const OTHER_ENVIRONMENT: Readonly<Record<string, string>> = {
+  pa_live_: 'a pa_test_ key is for staging; this API takes pa_live_ keys (production)',
+  pa_test_: 'a pa_live_ key is for production; this API takes pa_test_ keys (staging)',
+};
+
+/**
+ * Why a key was not even looked up, in words a person can act on: another scheme than Bearer, a
+ * key of the other environment, an admin token, or a typo the check characters caught. The same
+ * code and status for each; nothing of the credential is repeated but a scheme's name.
+ */
+function malformedKeyMessage(keyPrefix: string, authorization: string | undefined): string {
+  const fallback = `API key is not valid: expected Authorization: Bearer ${keyPrefix} followed by 36 letters and digits`;
+  if (authorization === undefined) return fallback;
+  const scheme = /^\s*([A-Za-z][A-Za-z0-9-]{0,19})(?:\s|$)/.exec(authorization)?.[1];
+  if (scheme === undefined || !/^bearer$/i.test(scheme)) {
+    return scheme === undefined
+      ? `API key is not valid: the Authorization header must start with Bearer: Authorization: Bearer ${keyPrefix}...`
+      : `API key is not valid: the Authorization header uses the ${scheme} scheme; send Authorization: Bearer ${keyPrefix}...`;
+  }
+  const token = authorization.trim().slice(scheme.length).trim();
+  const otherPrefix = keyPrefix === 'pa_live_' ? 'pa_test_' : 'pa_live_';
+  if (token.startsWith(otherPrefix)) {
+    return `API key is for the other environment: ${OTHER_ENVIRONMENT[keyPrefix] ?? fallback}`;
+  }
+  if (token.startsWith('pa_admin_')) {
+    return 'API key is not valid: an admin token opens the admin API only; send an API key here';
+  }
+  if (
+    token.length === keyPrefix.length + 36 &&
+    /^[0-9A-Za-z]{36}$/.test(token.slice(keyPrefix.length))
+  ) {
+    return 'API key is not valid: a character is wrong (its check characters do not match); copy it again whole';
+  }
+  return fallback;
+}

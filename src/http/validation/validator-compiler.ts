@@ -75,7 +75,14 @@ export const problems = {
     `${name} must be one of ${values.join(', ')}`,
   notString: (name: string) => `${name} must be a string`,
   stringLength: (name: string, min: number | undefined, max: number | undefined) =>
-    `${name} must be ${min ?? 0} to ${max ?? 'any number of'} characters`,
+    min !== undefined && max !== undefined
+      ? `${name} must be ${min} to ${max} characters`
+      : max !== undefined
+        ? `${name} must be at most ${max} characters`
+        : `${name} must be at least ${min ?? 0} characters`,
+  /** A pattern the schema gives no words for (its `x-message`). */
+  notInForm: (name: string) => `${name} is not in the form this field takes (see the API document)`,
+  brokenText: (name: string) => `${name} must be text without unpaired surrogates`,
   integerRange: (name: string, lower: bigint, upper: bigint) =>
     `${name} must be an integer from ${lower} to ${upper}`,
   required: (name: string) => `${name} is required`,
@@ -158,9 +165,13 @@ export function createValidatorCompiler(
           return {
             ok: false,
             message:
-              message === undefined
-                ? problems.stringLength(name, s.minLength, s.maxLength)
-                : `${name} ${message}`,
+              message !== undefined
+                ? `${name} ${message}`
+                : tooShort || tooLong
+                  ? problems.stringLength(name, s.minLength, s.maxLength)
+                  : broken
+                    ? problems.brokenText(name)
+                    : problems.notInForm(name),
           };
         }
         return { ok: true, value: raw };

@@ -1,4 +1,5 @@
 import { type Clock, MINUTE_MS } from '../../domain/clock.js';
+import { KEY_SUBJECT_PREFIX } from '../../domain/rate-limits/rate-limiter.js';
 import type {
   ConsumeOutcome,
   ConsumeRequest,
@@ -31,10 +32,16 @@ const ENTRY_OVERHEAD_BYTES = 200;
 const entryBytes = (subject: string, slots: number) =>
   ENTRY_OVERHEAD_BYTES + subject.length * 2 + slots * 8;
 
+/**
+ * Bounds of each pool: keys' counters and every other subject (address budgets) are kept in pools
+ * of their own, so that a flood of made-up addresses can never evict a key's counters (which would
+ * hand the key its window again). Keys only reach the store once authenticated, so their pool
+ * grows with the keys that exist, not with what a client makes up.
+ */
 export interface MemoryRateLimitBounds {
-  /** Entries kept at most; past it the oldest entry is dropped. */
+  /** Entries kept at most in each pool; past it the pool's oldest entry is dropped. */
   readonly maxEntries: number;
-  /** Estimated bytes kept at most; past it the oldest entries are dropped. */
+  /** Estimated bytes kept at most in each pool; past it the pool's oldest entries are dropped. */
   readonly maxBytes: number;
 }
 
@@ -61,13 +68,13 @@ const windowNumber = (window: LimitWindow, now: number) => Math.floor(now / wind
  */
 export class MemoryRateLimitStore implements RateLimitStore {
   readonly backend = 'memory';
-  private readonly entries = new Map<string, Entry>();
+  /** Keys' counters, apart from the rest, each pool with its own bounds. */
+  private readonly keyPool = new Pool();
+  private readonly otherPool = new Pool();
   /** Subjects by the minute they expire in; a subject filed again later is checked when met. */
   private readonly buckets = new Map<number, string[]>();
   private nextDue = Number.POSITIVE_INFINITY;
   private readonly timer: NodeJS.Timeout;
-  /** The estimated bytes of the live entries. */
-  private bytes = 0;
   /** Subjects listed in the buckets, some of them for entries already dropped or filed again. */
   private filed = 0;
 
@@ -84,12 +91,12 @@ export class MemoryRateLimitStore implements RateLimitStore {
 
   /** Live entries; for tests and the memory benchmark. */
   get size(): number {
-    return this.entries.size;
+    return this.keyPool.entries.size + this.otherPool.entries.size;
   }
 
   /** The estimated bytes of the live entries; for tests and the memory benchmark. */
   get estimatedBytes(): number {
-    return this.bytes;
+    return this.keyPool.bytes + this.otherPool.bytes;
   }
 
   /** Subjects listed in the expiry buckets; for tests. */
@@ -105,7 +112,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
   consumeNow(request: ConsumeRequest): ConsumeOutcome {
     const { subject, windows, now, ban } = request;
     this.sweep(now, SWEEP_PER_CALL);
-    let entry = this.entries.get(subject);
+    let entry = this.entryOf(subject);
     if (entry === undefined) {
       entry = {
         slots: new Array<number>(windows.length * SLOT).fill(0),
@@ -158,7 +165,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
   }
 
   async peek(subject: string, windows: readonly LimitWindow[], now: number): Promise<number[]> {
-    const slots = this.entries.get(subject)?.slots;
+    const slots = this.entryOf(subject)?.slots;
     return windows.map((window, i) =>
       slots !== undefined && slots[i * SLOT] === windowNumber(window, now)
         ? (slots[i * SLOT + 1] ?? 0)
@@ -167,7 +174,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
   }
 
   async lift(subject: string, liftedAt: number = this.clock.now()): Promise<void> {
-    const entry = this.entries.get(subject);
+    const entry = this.entryOf(subject);
     if (entry?.ban === undefined || entry.ban.startedAt > liftedAt) return;
     entry.ban = undefined;
     forgetRefusals(entry.slots);
@@ -180,9 +187,9 @@ export class MemoryRateLimitStore implements RateLimitStore {
 
   async close(): Promise<void> {
     clearInterval(this.timer);
-    this.entries.clear();
+    this.keyPool.clear();
+    this.otherPool.clear();
     this.buckets.clear();
-    this.bytes = 0;
     this.filed = 0;
   }
 
@@ -190,26 +197,37 @@ export class MemoryRateLimitStore implements RateLimitStore {
    * Keeps a new entry within the bounds, whatever subjects arrive: the oldest entries (a Map
    * iterates in insertion order) make room. Dropping one forgets its counts, so a client that
    * outlived a flood of newer ones starts its window over; the bound is set far above what one
-   * instance serves, so only a flood of distinct clients reaches it.
+   * instance serves, so only a flood of distinct clients reaches it. Only the subject's own pool
+   * makes room: addresses never push a key out.
    */
   private admit(subject: string, entry: Entry): void {
+    const pool = this.poolOf(subject);
     const cost = entryBytes(subject, entry.slots.length);
     while (
-      this.entries.size > 0 &&
-      (this.entries.size >= this.bounds.maxEntries || this.bytes + cost > this.bounds.maxBytes)
+      pool.entries.size > 0 &&
+      (pool.entries.size >= this.bounds.maxEntries || pool.bytes + cost > this.bounds.maxBytes)
     ) {
-      const oldest = this.entries.keys().next().value as string;
+      const oldest = pool.entries.keys().next().value as string;
       this.drop(oldest);
     }
-    this.entries.set(subject, entry);
-    this.bytes += cost;
+    pool.entries.set(subject, entry);
+    pool.bytes += cost;
+  }
+
+  private poolOf(subject: string): Pool {
+    return subject.startsWith(KEY_SUBJECT_PREFIX) ? this.keyPool : this.otherPool;
+  }
+
+  private entryOf(subject: string): Entry | undefined {
+    return this.poolOf(subject).entries.get(subject);
   }
 
   private drop(subject: string): void {
-    const entry = this.entries.get(subject);
+    const pool = this.poolOf(subject);
+    const entry = pool.entries.get(subject);
     if (entry === undefined) return;
-    this.entries.delete(subject);
-    this.bytes -= entryBytes(subject, entry.slots.length);
+    pool.entries.delete(subject);
+    pool.bytes -= entryBytes(subject, entry.slots.length);
   }
 
   /** Files the entry under the minute it expires in, when that moved later. */
@@ -228,7 +246,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
     this.nextDue = Math.min(this.nextDue, expiry * MINUTE_MS);
     // Dropped and refiled entries leave their subjects behind in the buckets until they expire:
     // under a flood the lists would outgrow the entries, so they are rebuilt from the live ones.
-    if (this.filed > 2 * this.entries.size + 1_000) this.refile();
+    if (this.filed > 2 * this.size + 1_000) this.refile();
   }
 
   /** Lists every live entry once, under the minute it expires in. */
@@ -236,12 +254,14 @@ export class MemoryRateLimitStore implements RateLimitStore {
     this.buckets.clear();
     this.filed = 0;
     this.nextDue = Number.POSITIVE_INFINITY;
-    for (const [subject, { expiry }] of this.entries) {
-      const list = this.buckets.get(expiry);
-      if (list) list.push(subject);
-      else this.buckets.set(expiry, [subject]);
-      this.filed += 1;
-      this.nextDue = Math.min(this.nextDue, expiry * MINUTE_MS);
+    for (const pool of [this.keyPool, this.otherPool]) {
+      for (const [subject, { expiry }] of pool.entries) {
+        const list = this.buckets.get(expiry);
+        if (list) list.push(subject);
+        else this.buckets.set(expiry, [subject]);
+        this.filed += 1;
+        this.nextDue = Math.min(this.nextDue, expiry * MINUTE_MS);
+      }
     }
   }
 
@@ -256,7 +276,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
         left -= 1;
         this.filed -= 1;
         // An entry filed again later lives on under its newer bucket.
-        if (this.entries.get(subject)?.expiry === expiry) this.drop(subject);
+        if (this.entryOf(subject)?.expiry === expiry) this.drop(subject);
       }
       if (subjects.length > 0) return;
       this.buckets.delete(expiry);
@@ -264,6 +284,17 @@ export class MemoryRateLimitStore implements RateLimitStore {
     let next = Number.POSITIVE_INFINITY;
     for (const expiry of this.buckets.keys()) next = Math.min(next, expiry * MINUTE_MS);
     this.nextDue = next;
+  }
+}
+
+/** Entries in insertion order (the oldest first), and their estimated bytes. */
+class Pool {
+  readonly entries = new Map<string, Entry>();
+  bytes = 0;
+
+  clear(): void {
+    this.entries.clear();
+    this.bytes = 0;
   }
 }
 

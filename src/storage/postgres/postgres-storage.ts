@@ -4,7 +4,7 @@ import { NO_STORAGE_OBSERVER, type StorageObserver } from '../observer.js';
 import type { Database } from '../sql/database.js';
 import type { DialectTraits, SqlWrites, StorageTime } from '../sql/dialect-traits.js';
 import { databaseEnvironment } from '../sql/database-environment.js';
-import { migrate, type MigrateOptions } from '../sql/migrate.js';
+import { migrate, type MigrateOptions, migrationStatus } from '../sql/migrate.js';
 import { SqlAdminIdempotencyStore } from '../sql/sql-admin-idempotency-store.js';
 import { SqlAdminTokenStore } from '../sql/sql-admin-token-store.js';
 import { SqlApiKeyStore } from '../sql/sql-api-key-store.js';
@@ -84,7 +84,7 @@ export function horizonLagMsFor(statementTimeoutMs: number): number {
   return IDLE_IN_TRANSACTION_TIMEOUT_MS + 4 * statementTimeoutMs;
 }
 
-type Migrate = (db: Kysely<Database>, options: MigrateOptions) => Promise<string[]>;
+type Migrate<T> = (db: Kysely<Database>, options: MigrateOptions) => Promise<T>;
 
 /**
  * Runs `migrate` on one dedicated connection holding a session advisory lock, so that instances
@@ -92,7 +92,7 @@ type Migrate = (db: Kysely<Database>, options: MigrateOptions) => Promise<string
  * connection comes from a pool of its own with the migration timeout, so no SET can leak into
  * the request pool.
  */
-async function withMigrationLock(config: PostgresConfig, migrate: Migrate): Promise<string[]> {
+async function withMigrationLock<T>(config: PostgresConfig, migrate: Migrate<T>): Promise<T> {
   const { db } = openPostgres({
     ...config,
     poolMax: 1,
@@ -158,6 +158,10 @@ export function createPostgresStorage(
     migrateDown: () =>
       withMigrationLock(config, (connection, options) =>
         migrate(connection, POSTGRES_MIGRATIONS, 'down', options),
+      ),
+    migrationStatus: () =>
+      withMigrationLock(config, (connection, options) =>
+        migrationStatus(connection, POSTGRES_MIGRATIONS, options),
       ),
     environment: (claim) => databaseEnvironment(db, claim),
     async ping() {

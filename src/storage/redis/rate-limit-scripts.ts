@@ -1,9 +1,9 @@
 /*
  * The Lua scripts of the Redis rate-limit store. Keys of one subject share the hash tag
  * `{subject}`, so a script touching them runs on one Redis Cluster node:
- *   <base>:<lengthMs>:<window number>  hash {used, refused}: requests granted to instances (served
- *       or leased, minus what was given back) and 429s given in one window; expires KEY_GRACE_MS
- *       after that window ends.
+ *   <base>:<lengthMs>:<window number>  hash {used, returned, refused}: requests granted to
+ *       instances (served or leased, minus what was given back), what was given back, and 429s
+ *       given in one window; expires KEY_GRACE_MS after that window ends.
  *   <base>:ban                          hash {startedAt, until}; expires KEY_GRACE_MS after the
  *       ban ends.
  * where <base> is `<prefix>{<subject>}`. Every key a script touches is declared in KEYS, as managed
@@ -48,7 +48,8 @@ end
  * now} | {'banned', used, startedAt, until, started (0/1), restored, now} | {'retry', now} (a
 window's key not declared), where `restored` says
  * per window (0/1) whether its count was rebuilt after Redis lost it: the instance then keeps the
- * floor it had, since what it sees since is no longer knowledge from before the loss.
+ * floor it had, since what it sees since is no longer knowledge from before the loss. A window
+ * whose count plus give-backs is below the floor went backwards (older data) and is raised to it.
  * `used` holds each window's count after the grant. The grant is the smallest room left in any
  * window, at most `want`: no window ever grants past its limit, across every instance.
  */
@@ -66,7 +67,7 @@ local room = want
 for i = 1, windows do
   local at = 5 + 4 * (i - 1)
   local key, number, ttl = keys[i], numbers[i], ttls[i]
-  local state = redis.call('HMGET', key, 'used', 'restored')
+  local state = redis.call('HMGET', key, 'used', 'restored', 'returned')
   used[i] = tonumber(state[1] or '0')
   -- A key of the current window is only missing when Redis lost it (a restart without its data).
   -- For the rest of that window it counts what was granted since, on top of the most any
@@ -77,6 +78,18 @@ for i = 1, windows do
     if base < 0 then base = 0 end
     if floor > base then
       used[i] = used[i] + floor - base
+      base = floor
+      redis.call('HSET', key, 'used', used[i], 'restored', base)
+      redis.call('PEXPIRE', key, ttl)
+    end
+  elseif tonumber(ARGV[at + 3]) == number and state[1] then
+    -- What was ever granted in the window (counted plus given back) only grows: below what the
+    -- instance saw counted, Redis came back with older data (a snapshot, a lagging replica). The
+    -- count is raised by what is missing, and the window is then kept as one restored after a
+    -- loss, so a higher floor another instance brings raises it further.
+    local granted = used[i] + tonumber(state[3] or '0')
+    if floor > granted then
+      used[i] = used[i] + floor - granted
       base = floor
       redis.call('HSET', key, 'used', used[i], 'restored', base)
       redis.call('PEXPIRE', key, ttl)
@@ -135,7 +148,10 @@ export const GIVE_BACK_LUA = `
 local count = tonumber(ARGV[3])
 for i = 2, #KEYS do
   local used = tonumber(redis.call('HGET', KEYS[i], 'used') or '-1')
-  if used >= count then redis.call('HINCRBY', KEYS[i], 'used', -count) end
+  if used >= count then
+    redis.call('HINCRBY', KEYS[i], 'used', -count)
+    redis.call('HINCRBY', KEYS[i], 'returned', count)
+  end
 end
 return 0
 `;

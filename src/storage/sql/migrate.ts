@@ -119,3 +119,26 @@ export async function migrate(
   const runner = migrator(db, await withNewer(db, migrations, direction, options), options);
   return check(await (direction === 'latest' ? runner.migrateToLatest() : runner.migrateDown()));
 }
+
+/** What `migrate` would do, without doing it: applied, pending, and a later release's. */
+export interface MigrationStatus {
+  readonly applied: readonly string[];
+  readonly pending: readonly string[];
+  readonly newer: readonly string[];
+}
+
+export async function migrationStatus(
+  db: AnyDb,
+  migrations: Record<string, Migration>,
+  options: MigrateOptions = {},
+): Promise<MigrationStatus> {
+  const applied = await appliedNames(db, options);
+  const done = new Set(applied);
+  return {
+    applied: applied.filter((name) => name in migrations).sort(),
+    pending: Object.keys(migrations)
+      .filter((name) => !done.has(name))
+      .sort(),
+    newer: applied.filter((name) => !(name in migrations)).sort(),
+  };
+}

@@ -83,6 +83,21 @@ describe('admin API authentication', () => {
   });
 });
 
+describe('a valid admin token and the pet API keyless budget', () => {
+  it('is admitted though keyless requests to the pet API used up its address budget', async () => {
+    let last = 0;
+    for (let i = 0; i < 100 && last !== 429; i++) {
+      last = (await call(server().pets, 'GET', '/v1/pets')).status;
+    }
+    expect(last).toBe(429);
+    // Not cached anywhere yet: the lookup is gated by the admin listener's own budget.
+    const fresh = await server().services.admin.tokens.create('after-public-flood');
+    const res = await adminCall(server(), 'GET', '/admin/v1/keys', { key: fresh.token });
+    expect(res.status).toBe(200);
+    server().pets.clock.advance(60_000);
+  });
+});
+
 describe('the two listeners', () => {
   it('the pet listener answers 404 with the Error body under /admin/v1', async () => {
     const { token } = await server().createToken();

@@ -3,6 +3,7 @@ import { adminCall, useAdminServer } from './admin-server.js';
 
 const server = useAdminServer();
 const KEY_ID = 'key_0000000000000000';
+const SYSTEM = { kind: 'system' } as const;
 
 async function token(): Promise<string> {
   return (await server().createToken()).token;
@@ -25,7 +26,7 @@ describe('admin API bad input: 400 with the field named, before anything changes
       '/admin/v1/keys',
       { plan: 'free', expiresAt: 'tomorrow' },
       'invalid_body',
-      /expiresAt/,
+      /^expiresAt must be an RFC 3339 time with its offset, like 2027-01-31T12:00:00Z$/,
     ],
     [
       'POST',
@@ -41,14 +42,51 @@ describe('admin API bad input: 400 with the field named, before anything changes
       'invalid_body',
       /perMinute/,
     ],
-    ['PUT', `/admin/v1/keys/${KEY_ID}/expiry`, { expiresAt: 'soon' }, 'invalid_body', /expiresAt/],
+    [
+      'PUT',
+      `/admin/v1/keys/${KEY_ID}/expiry`,
+      { expiresAt: 'soon' },
+      'invalid_body',
+      /^expiresAt must be an RFC 3339 time with its offset, like 2027-01-31T12:00:00Z, or never$/,
+    ],
     ['PUT', `/admin/v1/keys/${KEY_ID}/expiry`, {}, 'invalid_body', /expiresAt is required/],
     ['POST', `/admin/v1/keys/${KEY_ID}/roll`, { graceSeconds: -1 }, 'invalid_body', /graceSeconds/],
-    ['GET', '/admin/v1/keys/not-a-key', undefined, 'invalid_parameter', /keyId/],
+    [
+      'GET',
+      '/admin/v1/keys/not-a-key',
+      undefined,
+      'invalid_parameter',
+      /^keyId must be a key id: key_ and 16 letters and digits$/,
+    ],
     ['GET', `/admin/v1/keys/${KEY_ID}/usage?days=0`, undefined, 'invalid_parameter', /days/],
     ['GET', `/admin/v1/keys/${KEY_ID}/usage?days=abc`, undefined, 'invalid_parameter', /days/],
-    ['GET', '/admin/v1/audit?since=yesterday', undefined, 'invalid_parameter', /since/],
+    [
+      'GET',
+      '/admin/v1/audit?since=yesterday',
+      undefined,
+      'invalid_parameter',
+      /^since must be an RFC 3339 time with its offset/,
+    ],
     ['GET', '/admin/v1/audit?keyId=nope', undefined, 'invalid_parameter', /keyId/],
+    // Past the year 9999 in UTC, and a day that does not exist: refused, not stored.
+    ...[
+      '9999-12-31T23:59:59-23:59',
+      '2027-02-30T00:00:00Z',
+      '2027-02-30',
+      '2027-01-31T24:00:00Z',
+      '2027-01-31T12:00:00+24:00',
+      '1969-12-31T23:59:59Z',
+    ].flatMap((expiresAt): Array<[string, string, unknown, string, RegExp]> => [
+      ['POST', '/admin/v1/keys', { plan: 'free', expiresAt }, 'invalid_body', /expiresAt/],
+      ['PUT', `/admin/v1/keys/${KEY_ID}/expiry`, { expiresAt }, 'invalid_body', /expiresAt/],
+      [
+        'GET',
+        `/admin/v1/audit?since=${encodeURIComponent(expiresAt)}`,
+        undefined,
+        'invalid_parameter',
+        /since/,
+      ],
+    ]),
   ];
   for (const [method, path, body, code, message] of cases) {
     it(`returns 400 ${code} for ${method} ${path} ${JSON.stringify(body) ?? ''}`, async () => {
@@ -61,6 +99,17 @@ describe('admin API bad input: 400 with the field named, before anything changes
       expect((res.body as { message: string }).message).toMatch(message);
     });
   }
+
+  it('lists keys whatever time was stored, even one past the year 9999', async () => {
+    const { key } = await server().services.keys.create({ change: { plan: 'free' } }, SYSTEM);
+    await server().services.keys.setExpiry(key.id, Date.UTC(10000, 0, 1, 23, 58, 59), SYSTEM);
+    const res = await adminCall(server(), 'GET', '/admin/v1/keys', { key: await token() });
+    expect(res.status).toBe(200);
+    const listed = (res.body as Array<{ id: string; expiresAt: string }>).find(
+      (k) => k.id === key.id,
+    );
+    expect(listed?.expiresAt).toBe('9999-12-31T23:59:59.999Z');
+  });
 
   it('returns 415 for a create that is not JSON, and 400 invalid_json for broken JSON', async () => {
     const key = await token();

@@ -12,6 +12,9 @@ import { MAX_CUSTOM_LIMIT, type Plan, PLANS } from '../../../domain/rate-limits/
 export const RFC3339 =
   '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?(Z|[+-]\\d{2}:\\d{2})$';
 const KEY_ID = '^key_[0-9A-Za-z]{16}$';
+/** The words of a refusal (the validator's x-message), so that a person reads what to send. */
+const TIME_MESSAGE = 'must be an RFC 3339 time with its offset, like 2027-01-31T12:00:00Z';
+const KEY_ID_MESSAGE = 'must be a key id: key_ and 16 letters and digits';
 /** The longest rotation grace: 30 days. */
 export const MAX_GRACE_SECONDS = 30 * 86_400;
 export const USAGE_DAYS = { min: 1, max: 366, default: 30 } as const;
@@ -153,7 +156,11 @@ export const CreateKeyBodySchema = Type.Object(
     perDay: Type.Optional(limit('day')),
     name: Type.Optional(Type.String({ maxLength: 100, description: 'A label for people.' })),
     expiresAt: Type.Optional(
-      Type.String({ pattern: RFC3339, description: 'RFC 3339; the key stops working then.' }),
+      Type.String({
+        pattern: RFC3339,
+        'x-message': TIME_MESSAGE,
+        description: 'RFC 3339; the key stops working then.',
+      }),
     ),
   },
   { additionalProperties: false, examples: [{ plan: 'pro', name: 'acme-prod' }] },
@@ -171,6 +178,7 @@ export const SetExpiryBodySchema = Type.Object(
   {
     expiresAt: Type.String({
       pattern: `${RFC3339}|^never$`,
+      'x-message': `${TIME_MESSAGE}, or never`,
       description: 'RFC 3339, or `never` to remove the expiry.',
     }),
   },
@@ -191,7 +199,13 @@ export const RollBodySchema = Type.Object(
 );
 
 export const KeyParamsSchema = Type.Object(
-  { keyId: Type.String({ pattern: KEY_ID, description: 'The key id, key_...' }) },
+  {
+    keyId: Type.String({
+      pattern: KEY_ID,
+      'x-message': KEY_ID_MESSAGE,
+      description: 'The key id, key_...',
+    }),
+  },
   { additionalProperties: false },
 );
 
@@ -259,8 +273,10 @@ export const KeysQuerySchema = Type.Object(
 
 export const AuditQuerySchema = Type.Object(
   {
-    keyId: Type.Optional(Type.String({ pattern: KEY_ID })),
-    since: Type.Optional(Type.String({ pattern: RFC3339, description: 'RFC 3339.' })),
+    keyId: Type.Optional(Type.String({ pattern: KEY_ID, 'x-message': KEY_ID_MESSAGE })),
+    since: Type.Optional(
+      Type.String({ pattern: RFC3339, 'x-message': TIME_MESSAGE, description: 'RFC 3339.' }),
+    ),
     limit: Type.Optional(
       Type.Integer({
         minimum: AUDIT_LIMIT.min,

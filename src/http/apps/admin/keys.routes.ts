@@ -13,6 +13,7 @@ import type {
 import { domainErrors } from '../../../domain/errors.js';
 import { customLimitsProblem, type Plan } from '../../../domain/rate-limits/plans.js';
 import { KEY_LIST_LIMIT } from '../../../domain/api-keys/key-listing.js';
+import { parseRfc3339, RFC3339_HINT } from '../../../domain/rfc3339.js';
 import { httpErrors, type ErrorCode } from '../../errors/http-error.js';
 import { ADMIN_SCOPE } from '../../scopes.js';
 import { adminErrors, adminJson } from './admin-responses.js';
@@ -93,8 +94,8 @@ function planChange(body: { plan: Plan; perMinute?: number; perDay?: number }): 
 }
 
 function instant(field: string, value: string): number {
-  const at = Date.parse(value);
-  if (Number.isNaN(at)) throw httpErrors.invalidBody(`${field} must be an RFC 3339 time`);
+  const at = parseRfc3339(value);
+  if (at === undefined) throw httpErrors.invalidBody(`${field} must be ${RFC3339_HINT}`);
   return at;
 }
 
@@ -437,9 +438,9 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRoutesDependenc
     async (request) => {
       const { keyId, since, limit, order } = request.query;
       logCall(request, 'listAudit', keyId);
-      const sinceMs = since === undefined ? undefined : Date.parse(since);
-      if (sinceMs !== undefined && Number.isNaN(sinceMs)) {
-        throw httpErrors.invalidParameter('since must be an RFC 3339 time');
+      const sinceMs = since === undefined ? undefined : parseRfc3339(since);
+      if (since !== undefined && sinceMs === undefined) {
+        throw httpErrors.invalidParameter(`since must be ${RFC3339_HINT}`);
       }
       return keys.audit({
         ...(keyId === undefined ? {} : { keyId }),

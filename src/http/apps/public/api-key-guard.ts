@@ -118,7 +118,7 @@ export function createGuard(deps: GuardDependencies, access: Operation['access']
         );
       }
     }
-    return httpRefusal(refusal, keyPrefix);
+    return httpRefusal(refusal, keyPrefix, request.headers.authorization);
   };
   const outage = (reply: FastifyReply, error: unknown): Error => {
     if (error instanceof DependencyUnavailableError) {
@@ -166,12 +166,12 @@ export function createGuard(deps: GuardDependencies, access: Operation['access']
 }
 
 /** The answer to a refusal, from the one factory of its code. */
-function httpRefusal(refusal: Refusal, keyPrefix: string): HttpError {
+function httpRefusal(refusal: Refusal, keyPrefix: string, authorization?: string): HttpError {
   switch (refusal.code) {
     case 'unauthorized':
       return refusal.reason === 'expired'
         ? httpErrors.apiKeyExpired()
-        : httpErrors.unauthorized(refusal.reason, keyPrefix);
+        : httpErrors.unauthorized(refusal.reason, keyPrefix, authorization);
     case 'ambiguous_credential':
       return httpErrors.duplicateAuthorization();
     case 'api_key_banned':
