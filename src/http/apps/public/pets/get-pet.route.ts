@@ -77,7 +77,7 @@ export function registerGetPet(
     async (request, reply) => {
       const { petId } = request.params;
       const answer = await cache.pet(petId, async () => answers.pet(await pets.get(petId)));
-      return sendAnswer(reply, answer);
+      return sendAnswer(request, reply, answer);
     },
   );
 }

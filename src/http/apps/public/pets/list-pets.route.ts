@@ -46,7 +46,7 @@ export function registerListPets(
         const page = await pets.list(query);
         return { value: answers.page(query, page), final: page.final };
       });
-      return sendAnswer(reply, answer);
+      return sendAnswer(request, reply, answer);
     },
   );
 }
