@@ -29,7 +29,11 @@ const backends = useForFile(
 const fast = useForFile(
   'fast path server',
   async () => {
-    const server = await startServer({ env: backends().env, logLevel: 'info', logLines: [] });
+    const server = await startServer({
+      env: { ...backends().env },
+      logLevel: 'info',
+      logLines: [],
+    });
     await server.services.cache.start();
     return server;
   },
@@ -37,7 +41,7 @@ const fast = useForFile(
 );
 const framework = useForFile(
   'framework server',
-  () => startServer({ env: backends().env, logLevel: 'debug', logLines: [] }),
+  () => startServer({ env: { ...backends().env }, logLevel: 'debug', logLines: [] }),
   (server) => server.close(),
 );
 
