@@ -67,6 +67,8 @@ export function codingFor(acceptEncoding: string | undefined, bytes: number): Co
  * its strong twin), as RFC 9110 13.1.2 has it for this header.
  */
 export function noneMatchNames(ifNoneMatch: string, etag: string): boolean {
+  // What a client that revalidates sends: the one tag it holds.
+  if (ifNoneMatch === etag) return true;
   for (const part of ifNoneMatch.split(',')) {
     const tag = part.trim();
     if (tag === '*' || tag === etag || (tag.startsWith('W/') && tag.slice(2) === etag)) return true;
