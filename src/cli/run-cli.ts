@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { Readable } from 'node:stream';
 import { type Config, ConfigError, loadConfigFromProcess } from '../config/config.js';
 import type { Clock } from '../domain/clock.js';
 import { DomainError } from '../domain/errors.js';
@@ -38,6 +39,9 @@ export interface CliIo {
   config?: Config;
   /** Tests pass their clock, so bans and revocations line up with a server's moved time. */
   clock?: Clock;
+  /** The environment and standard input a remote command reads (`check`'s API key); none if absent. */
+  env?: Readonly<Record<string, string | undefined>>;
+  stdin?: AsyncIterable<string | Buffer>;
 }
 
 const COMMANDS: readonly Command[] = [
@@ -245,9 +249,20 @@ async function runLocal(command: LocalCommand, run: Run, io: CliIo): Promise<num
 
 async function runRemote(command: RemoteCommand, run: RemoteRun, io: CliIo): Promise<number> {
   try {
-    await run({ stdout: io.stdout, stderr: io.stderr });
+    await run({
+      stdout: io.stdout,
+      stderr: io.stderr,
+      env: io.env ?? {},
+      stdin: io.stdin ?? Readable.from([]),
+    });
     return 0;
   } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr.write(
+        `petstore ${command.name}: ${error.message}; see petstore ${command.name} --help\n`,
+      );
+      return command.usageStatus ?? EXIT.usage;
+    }
     if (error instanceof CommandError) {
       io.stderr.write(`petstore ${command.name}: ${error.message}\n`);
     } else {

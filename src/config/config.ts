@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import type { KeyEnvironment } from '../domain/api-keys/api-key.js';
 
 export type DatabaseConfig =
@@ -43,6 +44,13 @@ export interface ConnectionLimits {
    * clients' slow connections, and TRUST_PROXY rate-limits them by X-Forwarded-For).
    */
   readonly perAddress: number;
+  /**
+   * Addresses and CIDR ranges the per-address cap leaves out: the proxies TRUST_PROXY lists by
+   * address. Every connection a proxy opens comes from its one address, so a burst of clients
+   * through it would otherwise fill that address's slots and refuse its health checks too. TRUST_PROXY
+   * `true` or a hop count names no address, and exempts none.
+   */
+  readonly proxies: readonly string[];
 }
 
 /**
@@ -329,16 +337,35 @@ function clusterNodes(raw: string): readonly RedisNode[] {
   return Object.freeze(parsed);
 }
 
+const TRUST_PROXY_EXPECTED = 'true, false, a hop count, or trusted addresses/CIDRs';
+
 function trustProxy(env: Env): TrustProxy {
   const raw = read(env, 'TRUST_PROXY');
   if (raw === undefined || raw === 'false') return false;
   if (raw === 'true') return true;
   if (/^\d+$/.test(raw)) return Number(raw);
   // A comma-separated list of trusted addresses or CIDR ranges, as Fastify's trustProxy takes it.
-  if (!/^[0-9a-fA-F.:/, ]+$/.test(raw)) {
-    fail('TRUST_PROXY', 'true, false, a hop count, or trusted addresses/CIDRs', raw);
-  }
+  if (!/^[0-9a-fA-F.:/, ]+$/.test(raw)) fail('TRUST_PROXY', TRUST_PROXY_EXPECTED, raw);
+  trustedAddresses(raw);
   return raw;
+}
+
+/** The entries of a TRUST_PROXY list, each an address or an address/prefix-length range. */
+function trustedAddresses(raw: string): string[] {
+  const entries = raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  for (const entry of entries) {
+    const [address = '', prefix, extra] = entry.split('/');
+    const family = isIP(address);
+    const bits = family === 6 ? 128 : 32;
+    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits);
+    if (family === 0 || !prefixOk || extra !== undefined) {
+      fail('TRUST_PROXY', TRUST_PROXY_EXPECTED, raw);
+    }
+  }
+  return entries;
 }
 
 /** A base address as the OpenAPI `servers` take it: without a trailing `/` or `/v1`. */
@@ -366,8 +393,9 @@ function otherEnvironment(env: Env, serving: KeyEnvironment): Config['otherEnvir
 export const DEFAULT_MAX_CONNECTIONS = 4096;
 export const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 256;
 
-function connections(env: Env): ConnectionLimits {
+function connections(env: Env, trust: TrustProxy): ConnectionLimits {
   const total = integer(env, 'MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS, 1, 1_000_000);
+  const proxies = typeof trust === 'string' ? trustedAddresses(trust) : [];
   return Object.freeze({
     total,
     perAddress: integer(
@@ -377,6 +405,7 @@ function connections(env: Env): ConnectionLimits {
       1,
       total,
     ),
+    proxies: Object.freeze(proxies),
   });
 }
 
@@ -432,6 +461,7 @@ export function loadConfig(env: Env): Config {
   }
   const environment = oneOf(env, 'PETSTORE_ENV', ['production', 'staging'] as const, 'production');
   const admin = adminListener(env, port);
+  const trust = trustProxy(env);
   return Object.freeze({
     port,
     host,
@@ -440,8 +470,8 @@ export function loadConfig(env: Env): Config {
     environment,
     publicBaseUrl,
     otherEnvironment: otherEnvironment(env, environment),
-    trustProxy: trustProxy(env),
-    connections: connections(env),
+    trustProxy: trust,
+    connections: connections(env, trust),
     banAfter: integer(env, 'PETSTORE_BAN_AFTER', 10, 1, 1_000_000),
     banSeconds: integer(env, 'PETSTORE_BAN_SECONDS', DEFAULT_BAN_SECONDS, 1, 31_536_000),
     corsOrigins: Object.freeze(corsOrigins),
@@ -463,4 +493,14 @@ export function loadConfig(env: Env): Config {
 /** The one place the process environment is read. */
 export function loadConfigFromProcess(): Config {
   return loadConfig(process.env);
+}
+
+/**
+ * What `petstore check` reads from the environment: the API key of the deployment it checks
+ * (PETSTORE_API_KEY), which a command line would show to other users and keep in shell history.
+ * Not a setting of the service, so not part of Config.
+ */
+export function checkEnvironmentFromProcess(): { PETSTORE_API_KEY?: string } {
+  const key = process.env.PETSTORE_API_KEY;
+  return key === undefined ? {} : { PETSTORE_API_KEY: key };
 }

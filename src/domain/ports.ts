@@ -125,9 +125,16 @@ export interface ApiKeyStore {
   count(): Promise<number>;
   /**
    * Applies the changes and appends the audit record, in one transaction. Returns false (and
-   * appends nothing) when no such key exists.
+   * appends nothing) when no such key exists, or, given `read`, when the key no longer holds what
+   * `read` saw of it (plan, limits, expiry, secrets, revocation): a change decided from a read
+   * applies only to what was read, whatever else writes the key meanwhile.
    */
-  update(id: string, update: ApiKeyUpdate, audit: AuditRecord): Promise<boolean>;
+  update(
+    id: string,
+    update: ApiKeyUpdate,
+    audit: AuditRecord,
+    read?: ApiKeyRecord,
+  ): Promise<boolean>;
   /**
    * Returns false when no such key exists. Revoking twice keeps the first timestamp, and only the
    * revocation that took effect appends its audit record.

@@ -80,7 +80,23 @@ describe('loadConfig', () => {
     expect(loadConfig({ MAX_CONNECTIONS: '64' }).connections).toEqual({
       total: 64,
       perAddress: 64,
+      proxies: [],
     });
+  });
+
+  // The proxy's own connections must not fill its address's slots (issue 33: a burst through
+  // HAProxy got its health checks refused): the addresses TRUST_PROXY lists skip the cap.
+  it('leaves the proxies TRUST_PROXY lists by address out of the per-address cap', () => {
+    expect(loadConfig({ TRUST_PROXY: '172.30.0.10, 10.0.0.0/8,::1' }).connections.proxies).toEqual([
+      '172.30.0.10',
+      '10.0.0.0/8',
+      '::1',
+    ]);
+    expect(loadConfig({ TRUST_PROXY: 'true' }).connections.proxies).toEqual([]);
+    expect(loadConfig({ TRUST_PROXY: '2' }).connections.proxies).toEqual([]);
+    for (const bad of ['10.0.0.0/33', 'abc', '10.0.0.1/8/1', '::1/129']) {
+      expect(() => loadConfig({ TRUST_PROXY: bad }), bad).toThrow(ConfigError);
+    }
   });
 
   it('reads sqlite:<path> as an SQLite file', () => {

@@ -64,6 +64,7 @@ describe('deploy/compose.yaml', () => {
       'migrate',
       'petstore',
       'postgres',
+      'prometheus',
       'redis',
     ]);
     expect(at(services.migrate, 'command')).toEqual(['node', 'dist/cli/main.js', 'migrate']);
@@ -92,9 +93,12 @@ describe('deploy/compose.yaml', () => {
     const cfg = readFileSync(join(DEPLOY_DIR, 'haproxy', 'haproxy.cfg'), 'utf8');
     const drain = Number(at(readCompose(), 'services', 'petstore', 'environment', 'DRAIN_SECONDS'));
     expect(cfg).toMatch(/option httpchk GET \/readyz/);
-    const check = /default-server check inter (\d+)s rise \d+ fall (\d+)/.exec(cfg);
+    const check = /default-server check port (\d+) inter (\d+)s rise \d+ fall (\d+)/.exec(cfg);
     expect(check).not.toBeNull();
-    expect(Number(check?.[1]) * Number(check?.[2])).toBeLessThan(drain);
+    expect(Number(check?.[2]) * Number(check?.[3])).toBeLessThan(drain);
+    // The checks ask the operations listener, where no load on the pet API's port refuses them.
+    const opsPort = at(readCompose(), 'services', 'petstore', 'environment', 'OPS_PORT');
+    expect(check?.[1]).toBe(opsPort);
   });
 });
 

@@ -9,6 +9,7 @@ import { DependencyUnavailableError } from '../../src/domain/errors.js';
 import { createStorage } from '../../src/storage/create-storage.js';
 import { createSqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js';
 import { describeStorageContract } from './storage-contract.js';
+import { scaled } from '../helpers/machine.js';
 
 const BEFORE_SEQ = 'reverted 2026-11-24-05-idempotency-purge';
 
@@ -128,7 +129,7 @@ describe('SQLite storage specifics', () => {
       const waited = performance.now() - started;
       blocker.exec('COMMIT');
       await expect(writes).resolves.toEqual([undefined, true, undefined, 0]);
-      expect(waited).toBeLessThan(2_500);
+      expect(waited).toBeLessThan(scaled(2_500));
       await expect(storage.apiKeys.findById(record.id)).resolves.toMatchObject({
         lastUsedAt: 2_000,
         bannedUntil: 3_000,

@@ -153,6 +153,8 @@ function limitsChange(record: ApiKeyRecord): { perMinute: number; perDay: number
  * it at once (Redis) or within the cache lifetime.
  */
 export class KeyManagementService {
+  /** Reads and tries of one change before it answers key_changed. */
+  static readonly CHANGE_ATTEMPTS = 3;
   private readonly store: ApiKeyStore;
   private readonly auditStore: KeyAuditStore;
   private readonly usageStore: KeyUsageStore;
@@ -215,13 +217,17 @@ export class KeyManagementService {
   async setPlan(keyId: string, change: PlanChange, actor: Actor): Promise<KeyView> {
     const problem = planChangeProblem(change);
     if (problem !== undefined) throw problem;
-    const before = await this.existing(keyId);
     const customLimits = limitsOf(change) ?? null;
     const update: ApiKeyUpdate = { plan: change.plan, customLimits };
-    const limitsAfter = customLimits ?? ApiKeyService.limitsOf({ ...before, plan: change.plan });
-    return this.change(before, update, 'set_plan', actor, {
-      plan: { from: before.plan, to: change.plan },
-      limits: { from: limitsChange(before), to: { ...limitsAfter } },
+    return this.change(keyId, 'set_plan', actor, (before) => {
+      const limitsAfter = customLimits ?? ApiKeyService.limitsOf({ ...before, plan: change.plan });
+      return {
+        update,
+        changes: {
+          plan: { from: before.plan, to: change.plan },
+          limits: { from: limitsChange(before), to: { ...limitsAfter } },
+        },
+      };
     });
   }
 
@@ -230,10 +236,12 @@ export class KeyManagementService {
     if (expiresAt !== null && !Number.isFinite(expiresAt)) {
       throw domainErrors.invalidKeyField('expiresAt', 'a time (RFC 3339) or null');
     }
-    const before = await this.existing(keyId);
-    return this.change(before, { expiresAt }, 'set_expiry', actor, {
-      expiresAt: { from: iso(before.expiresAt), to: expiresAt === null ? null : iso(expiresAt) },
-    });
+    return this.change(keyId, 'set_expiry', actor, (before) => ({
+      update: { expiresAt },
+      changes: {
+        expiresAt: { from: iso(before.expiresAt), to: expiresAt === null ? null : iso(expiresAt) },
+      },
+    }));
   }
 
   /**
@@ -246,31 +254,28 @@ export class KeyManagementService {
     if (!Number.isInteger(graceMs) || graceMs < 0 || graceMs > MAX_GRACE_MS) {
       throw domainErrors.invalidKeyField('grace', 'from 0 to 365 days');
     }
-    const before = await this.existing(keyId);
-    if (before.revokedAt !== undefined) throw domainErrors.keyRevoked(keyId);
-    const now = this.clock.now();
     const secret = this.apiKeys.newSecret();
-    const graceEnd = now + graceMs;
-    const view = await this.change(
-      before,
-      {
-        secret: {
-          hash: secret.hash,
-          displayPrefix: secret.displayPrefix,
-          previousHash: before.hash,
-          previousHashExpiresAt: graceEnd,
+    const view = await this.change(keyId, 'roll', actor, (before) => {
+      if (before.revokedAt !== undefined) throw domainErrors.keyRevoked(keyId);
+      const graceEnd = this.clock.now() + graceMs;
+      return {
+        update: {
+          secret: {
+            hash: secret.hash,
+            displayPrefix: secret.displayPrefix,
+            previousHash: before.hash,
+            previousHashExpiresAt: graceEnd,
+          },
         },
-      },
-      'roll',
-      actor,
-      {
-        prefix: { from: before.displayPrefix, to: secret.displayPrefix },
-        previousSecretExpiresAt: {
-          from: before.previousHash === undefined ? null : iso(before.previousHashExpiresAt),
-          to: iso(graceEnd),
+        changes: {
+          prefix: { from: before.displayPrefix, to: secret.displayPrefix },
+          previousSecretExpiresAt: {
+            from: before.previousHash === undefined ? null : iso(before.previousHashExpiresAt),
+            to: iso(graceEnd),
+          },
         },
-      },
-    );
+      };
+    });
     this.apiKeys.knowHash(secret.hash);
     return { key: view, secret: secret.key };
   }
@@ -383,18 +388,27 @@ export class KeyManagementService {
     return record;
   }
 
+  /**
+   * Reads the key, decides the change from what it read (the audit's "from" values too), and
+   * stores it only if the key still holds what was read. Another change landing in between (two
+   * rolls at once: both would keep the same old secret as "previous", and the first caller's new
+   * secret would work nowhere) makes it read again and decide again, a few times, then give up.
+   */
   private async change(
-    before: ApiKeyRecord,
-    update: ApiKeyUpdate,
+    keyId: string,
     action: AuditAction,
     actor: Actor,
-    changes: AuditChanges,
+    decide: (before: ApiKeyRecord) => { update: ApiKeyUpdate; changes: AuditChanges },
   ): Promise<KeyView> {
-    const audit = this.auditRecord(before.id, action, actor, changes);
-    if (!(await this.store.update(before.id, update, audit))) {
-      throw domainErrors.keyNotFound(before.id);
+    for (let attempt = 0; attempt < KeyManagementService.CHANGE_ATTEMPTS; attempt++) {
+      const before = await this.existing(keyId);
+      const { update, changes } = decide(before);
+      const audit = this.auditRecord(keyId, action, actor, changes);
+      if (await this.store.update(keyId, update, audit, before)) return this.viewAfterChange(keyId);
     }
-    return this.viewAfterChange(before.id);
+    // The last read found the key, so it is there unless it was deleted since: say which.
+    await this.existing(keyId);
+    throw domainErrors.keyChanged(keyId);
   }
 
   /** After a change: out of this cache, announced to the others, read back as stored. */

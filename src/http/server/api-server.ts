@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import { BlockList, isIPv6, type Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyServerFactory } from 'fastify';
 import type { ConnectionLimits, Timeouts } from '../../config/config.js';
 import { type Clock, MINUTE_MS, systemClock } from '../../domain/clock.js';
@@ -83,6 +83,8 @@ export class ApiServer extends http.Server {
   readonly #onArrival: (() => void) | undefined;
   /** Open connections by address bucket. */
   readonly #perAddress = new Map<string, number>();
+  /** The trusted proxies' addresses (ConnectionLimits.proxies), which the per-address cap skips. */
+  readonly #proxies: BlockList | undefined;
   readonly #open = new Set<Socket>();
   #draining = false;
 
@@ -102,6 +104,7 @@ export class ApiServer extends http.Server {
     this.#timeouts = options.timeouts;
     this.#onRefused = options.onRefused;
     this.#onArrival = options.onArrival;
+    this.#proxies = proxyList(options.limits.proxies);
     this.maxConnections = options.limits.total;
     this.on('drop', (data?: { remoteAddress?: string }) =>
       this.#onRefused('total', data?.remoteAddress ?? 'unknown'),
@@ -132,7 +135,7 @@ export class ApiServer extends http.Server {
     }
     const bucket = addressBucket(socket.remoteAddress);
     const open = this.#perAddress.get(bucket) ?? 0;
-    if (open >= this.#limits.perAddress) {
+    if (open >= this.#limits.perAddress && !isProxy(this.#proxies, socket.remoteAddress)) {
       socket.destroy();
       this.#onRefused('per_address', bucket);
       return;
@@ -445,6 +448,26 @@ function closeOverflowing(socket: Socket): void {
     Error.stackTraceLimit = limit;
   });
   socket.destroy();
+}
+
+function proxyList(entries: readonly string[]): BlockList | undefined {
+  if (entries.length === 0) return undefined;
+  const list = new BlockList();
+  for (const entry of entries) {
+    const [address = '', prefix] = entry.split('/');
+    const family = isIPv6(address) ? 'ipv6' : 'ipv4';
+    if (prefix === undefined) list.addAddress(address, family);
+    else list.addSubnet(address, Number(prefix), family);
+  }
+  return list;
+}
+
+/** Whether a connection comes from a trusted proxy; an IPv4-mapped IPv6 address counts as IPv4. */
+function isProxy(proxies: BlockList | undefined, address: string): boolean {
+  if (proxies === undefined) return false;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
+  if (mapped !== undefined) return proxies.check(mapped, 'ipv4');
+  return proxies.check(address, isIPv6(address) ? 'ipv6' : 'ipv4');
 }
 
 /**

@@ -46,6 +46,35 @@ function toRecord(row: Selectable<ApiKeysTable>): ApiKeyRecord {
   return record;
 }
 
+type KeyCondition = (
+  eb: ExpressionBuilder<Database, 'api_keys'>,
+) => ReturnType<ExpressionBuilder<Database, 'api_keys'>['and']>;
+
+/** The key still holds every field a change may be decided from, as `read` saw them. */
+function unchangedSince(read: ApiKeyRecord): KeyCondition {
+  return (eb) => {
+    type Nullable =
+      | 'per_minute'
+      | 'per_day'
+      | 'expires_at'
+      | 'revoked_at'
+      | 'previous_hash'
+      | 'previous_hash_expires_at';
+    const same = (column: Nullable, value: string | number | undefined) =>
+      value === undefined ? eb(column, 'is', null) : eb(column, '=', value as never);
+    return eb.and([
+      eb('hash', '=', read.hash),
+      eb('plan', '=', read.plan),
+      same('per_minute', read.customLimits?.perMinute),
+      same('per_day', read.customLimits?.perDay),
+      same('expires_at', read.expiresAt),
+      same('revoked_at', read.revokedAt),
+      same('previous_hash', read.previousHash),
+      same('previous_hash_expires_at', read.previousHashExpiresAt),
+    ]);
+  };
+}
+
 /** Reads on the backend's connection; every write goes through its SqlWrites. */
 export class SqlApiKeyStore implements ApiKeyStore {
   constructor(
@@ -60,9 +89,7 @@ export class SqlApiKeyStore implements ApiKeyStore {
    */
   private appendAudit(
     audit: AuditRecord,
-    condition: (
-      eb: ExpressionBuilder<Database, 'api_keys'>,
-    ) => ReturnType<ExpressionBuilder<Database, 'api_keys'>['and']> = (eb) => eb.and([]),
+    condition: KeyCondition = (eb) => eb.and([]),
     once = false,
   ): CompiledQuery {
     const db = this.db;
@@ -210,7 +237,12 @@ export class SqlApiKeyStore implements ApiKeyStore {
     return Number(n);
   }
 
-  async update(id: string, update: ApiKeyUpdate, audit: AuditRecord): Promise<boolean> {
+  async update(
+    id: string,
+    update: ApiKeyUpdate,
+    audit: AuditRecord,
+    read?: ApiKeyRecord,
+  ): Promise<boolean> {
     const set: Updateable<ApiKeysTable> = {};
     if (update.plan !== undefined) set.plan = update.plan;
     if (update.customLimits !== undefined) {
@@ -229,9 +261,25 @@ export class SqlApiKeyStore implements ApiKeyStore {
       // Renumbered, so every instance's known-hash loads (by seq) meet the new secret's hash.
       statement = statement.set(sql.raw('seq') as never, sql.raw(this.traits.nextKeySeq) as never);
     }
-    const [changed] = await this.writes.run([
-      statement.where('id', '=', id).compile(),
-      this.appendAudit(audit),
+    if (read === undefined) {
+      const [changed] = await this.writes.run([
+        statement.where('id', '=', id).compile(),
+        this.appendAudit(audit),
+      ]);
+      return changed !== undefined && changed > 0;
+    }
+    const guard = unchangedSince(read);
+    const [, , changed] = await this.writes.run([
+      // Takes the row's lock first when it still holds what was read (PostgreSQL): a change racing
+      // this one waits here, then finds the row changed, and appends no audit record of its own.
+      this.db
+        .updateTable('api_keys')
+        .set((eb) => ({ id: eb.ref('id') }))
+        .where('id', '=', id)
+        .where(guard)
+        .compile(),
+      this.appendAudit(audit, guard),
+      statement.where('id', '=', id).where(guard).compile(),
     ]);
     return changed !== undefined && changed > 0;
   }

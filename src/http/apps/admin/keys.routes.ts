@@ -45,6 +45,7 @@ const KEY_CHANGE_ERRORS: readonly ErrorCode[] = [
   'invalid_json',
   'invalid_parameter',
   'key_not_found',
+  'key_changed',
   'payload_too_large',
   'unsupported_media_type',
 ];
@@ -279,6 +280,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRoutesDependenc
             'invalid_parameter',
             'key_not_found',
             'key_revoked',
+            'key_changed',
             'idempotency_key_in_use',
             'payload_too_large',
             'unsupported_media_type',
