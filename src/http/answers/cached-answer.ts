@@ -19,6 +19,11 @@ export interface Sent {
   readonly headers: readonly string[];
   /** A 200's body on the wire: the text itself (identity) or its compressed bytes. */
   readonly body: string | Buffer | undefined;
+  /**
+   * The compressed bytes again as a latin1 string, for Node's own writer: given a string, Node
+   * writes the head and the body as one string, given a Buffer as two chunks, which costs more.
+   */
+  readonly latin1?: string;
   /** The strong entity tag, quoted, naming exactly these bytes (RFC 9110 8.8.3). */
   readonly etag: string;
 }
@@ -60,7 +65,9 @@ function ok(
   const headers = [...ownHeaders];
   if (coding !== undefined) headers.push('content-encoding', coding);
   headers.push('etag', etag, 'content-length', length);
-  return { status: 200, headers, body, etag };
+  return typeof body === 'string'
+    ? { status: 200, headers, body, etag }
+    : { status: 200, headers, body, etag, latin1: body.toString('latin1') };
 }
 
 /**

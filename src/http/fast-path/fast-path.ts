@@ -145,7 +145,8 @@ export function createFastPath(deps: FastPathDependencies): ServeFirst {
       pushRateLimitPairs(decision.rate, headers);
       for (const part of sent.headers) headers.push(part);
       response.writeHead(sent.status, headers);
-      response.end(sent.body);
+      if (sent.latin1 === undefined) response.end(sent.body);
+      else response.end(sent.latin1, 'latin1');
       recorder.answered(request, {
         requestId,
         method: 'GET',
