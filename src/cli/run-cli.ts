@@ -1,6 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
+import { BUILD_VERSION } from '../build-info.js';
 import { type Config, ConfigError, loadConfigFromProcess } from '../config/config.js';
+import { processUrlSecrets, redactSecrets, urlSecrets } from '../config/redact.js';
 import type { Clock } from '../domain/clock.js';
 import { DomainError } from '../domain/errors.js';
 import { createServices, type Services } from '../services.js';
@@ -72,12 +73,6 @@ const HELP_FLAGS = new Set(['--help', '-h']);
 export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
 
 /** The package's version, from package.json beside src/ and dist/. */
-function version(): string {
-  const text = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
-  const parsed = JSON.parse(text) as { version?: unknown };
-  return typeof parsed.version === 'string' ? parsed.version : 'unknown';
-}
-
 function overview(commands: readonly Command[]): string {
   const width = Math.max(...commands.map((c) => c.name.length));
   return [
@@ -150,7 +145,8 @@ function unknownCommand(words: readonly string[], helpAsked: boolean, io: CliIo)
  * Runs one petstore command and resolves with its exit status. It never throws, and it always
  * closes the storage it opened, so the binary only has to hand over argv and streams.
  */
-export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+export async function runCli(argv: readonly string[], given: CliIo): Promise<number> {
+  const io = withoutSecrets(given);
   const { stdout, stderr } = io;
   const [first] = argv;
 
@@ -159,7 +155,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return EXIT.usage;
   }
   if (first === '--version' || first === '-V') {
-    stdout.write(`${version()}\n`);
+    // package.json's version, the one /version and petstore_build_info report.
+    stdout.write(`${BUILD_VERSION}\n`);
     return EXIT.ok;
   }
   if (HELP_FLAGS.has(first) || (first === 'help' && argv.length === 1)) {
@@ -199,6 +196,23 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return EXIT.failure;
   }
   return start();
+}
+
+/**
+ * The IO with the passwords of DATABASE_URL and REDIS_URL masked in all it writes, whichever
+ * command or driver error quotes them (config/redact.ts).
+ */
+function withoutSecrets(io: CliIo): CliIo {
+  const secrets = urlSecrets({
+    DATABASE_URL: io.config?.database.kind === 'postgres' ? io.config.database.url : undefined,
+    REDIS_URL: io.config?.redis?.url,
+  })
+    .concat(processUrlSecrets())
+    .sort((a, b) => b.length - a.length);
+  const masked = (output: Output): Output => ({
+    write: (text: string) => output.write(redactSecrets(text, secrets)),
+  });
+  return { ...io, stdout: masked(io.stdout), stderr: masked(io.stderr) };
 }
 
 /** A command on the DATABASE_URL storage, through the same services as the server. */

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import type { KeyEnvironment } from '../domain/api-keys/api-key.js';
+import { redactUrl } from './redact.js';
 
 export type DatabaseConfig =
   | { kind: 'sqlite'; path: string }
@@ -26,7 +27,10 @@ export interface RedisConfig {
   readonly url: string;
   /** Seed nodes of a Redis Cluster (REDIS_CLUSTER_NODES), used instead of url when set. */
   readonly clusterNodes?: readonly RedisNode[];
-  /** Prefix of every key this service writes (REDIS_KEY_PREFIX), so deployments can share a server. */
+  /**
+   * Prefix of every key this service writes (REDIS_KEY_PREFIX; `petstore:<PETSTORE_ENV>:` by
+   * default), so deployments and environments can share a server.
+   */
   readonly keyPrefix: string;
   /** A command not answered within this time fails (REDIS_COMMAND_TIMEOUT_MS): 503, never a hang. */
   readonly commandTimeoutMs: number;
@@ -44,6 +48,15 @@ export interface ConnectionLimits {
    * clients' slow connections, and TRUST_PROXY rate-limits them by X-Forwarded-For).
    */
   readonly perAddress: number;
+  /**
+   * After a connection from an address was closed for pipelining too far ahead, how long every new
+   * connection from that address is closed at once (PIPELINE_PENALTY_SECONDS; 0: never). A client
+   * that reconnects after each such close would otherwise have each new connection's first read
+   * parsed in full, thousands of requests, and slow every other client for as long as it goes on.
+   * The proxies TRUST_PROXY lists by address are exempt, as from the per-address cap; behind
+   * another proxy every connection comes from the proxy: there set it to 0.
+   */
+  readonly pipelinePenaltyMs: number;
   /**
    * Addresses and CIDR ranges the per-address cap leaves out: the proxies TRUST_PROXY lists by
    * address. Every connection a proxy opens comes from its one address, so a burst of clients
@@ -246,7 +259,8 @@ export const DEFAULT_BAN_SECONDS = 900;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 function fail(name: string, expected: string, got: string): never {
-  throw new ConfigError(`${name} must be ${expected} (got ${JSON.stringify(got)})`);
+  // A mistyped URL is quoted back without its password (config/redact.ts).
+  throw new ConfigError(`${name} must be ${expected} (got ${JSON.stringify(redactUrl(got))})`);
 }
 
 function read(env: Env, name: string): string | undefined {
@@ -299,7 +313,7 @@ function database(env: Env): DatabaseConfig {
   };
 }
 
-function redis(env: Env): RedisConfig | undefined {
+function redis(env: Env, environment: KeyEnvironment): RedisConfig | undefined {
   const raw = read(env, 'REDIS_URL');
   const nodes = read(env, 'REDIS_CLUSTER_NODES');
   if (raw !== undefined && nodes !== undefined) {
@@ -310,7 +324,9 @@ function redis(env: Env): RedisConfig | undefined {
   }
   if (raw === undefined && nodes === undefined) return undefined;
   if (raw !== undefined) url('REDIS_URL', raw, ['redis:', 'rediss:']);
-  const keyPrefix = read(env, 'REDIS_KEY_PREFIX') ?? 'petstore:';
+  // The environment is part of the default, so staging and production on one Redis never share a
+  // budget; a prefix set by hand is the operator's to keep apart per environment.
+  const keyPrefix = read(env, 'REDIS_KEY_PREFIX') ?? `petstore:${environment}:`;
   if (!/^[A-Za-z0-9:_.-]{1,64}$/.test(keyPrefix)) {
     fail('REDIS_KEY_PREFIX', '1 to 64 letters, digits or :_.-', keyPrefix);
   }
@@ -392,6 +408,7 @@ function otherEnvironment(env: Env, serving: KeyEnvironment): Config['otherEnvir
  */
 export const DEFAULT_MAX_CONNECTIONS = 4096;
 export const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 256;
+export const DEFAULT_PIPELINE_PENALTY_SECONDS = 10;
 
 function connections(env: Env, trust: TrustProxy): ConnectionLimits {
   const total = integer(env, 'MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS, 1, 1_000_000);
@@ -405,6 +422,8 @@ function connections(env: Env, trust: TrustProxy): ConnectionLimits {
       1,
       total,
     ),
+    pipelinePenaltyMs:
+      integer(env, 'PIPELINE_PENALTY_SECONDS', DEFAULT_PIPELINE_PENALTY_SECONDS, 0, 86_400) * 1000,
     proxies: Object.freeze(proxies),
   });
 }
@@ -466,7 +485,7 @@ export function loadConfig(env: Env): Config {
     port,
     host,
     database: Object.freeze(database(env)),
-    redis: redis(env),
+    redis: redis(env, environment),
     environment,
     publicBaseUrl,
     otherEnvironment: otherEnvironment(env, environment),

@@ -1,5 +1,10 @@
 import type { AdminIdempotencyStore, AdminTokenStore } from './admin-tokens/admin-token.js';
-import type { ApiKeyRecord, ApiKeyUpdate, NewApiKeyRecord } from './api-keys/api-key.js';
+import type {
+  ApiKeyRecord,
+  ApiKeyUpdate,
+  KeyEnvironment,
+  NewApiKeyRecord,
+} from './api-keys/api-key.js';
 import type { AuditAction, AuditRecord, UsageCount } from './api-keys/key-audit.js';
 import type { NewPet, Pet, PetStatus } from './pets/pet.js';
 
@@ -228,6 +233,11 @@ export interface Storage {
    * Applying any bumps the store generation.
    */
   migrate(): Promise<string[]>;
+  /**
+   * The PETSTORE_ENV the database belongs to; with `claim`, recorded first when none is. Undefined
+   * when none is recorded (or the schema predates the record). Databases only: memory has none.
+   */
+  environment?(claim: KeyEnvironment | undefined): Promise<KeyEnvironment | undefined>;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
   /**

@@ -13,7 +13,7 @@ describe('loadConfig', () => {
       environment: 'production',
       publicBaseUrl: 'http://127.0.0.1:8080',
       trustProxy: false,
-      connections: { total: 4096, perAddress: 256 },
+      connections: { total: 4096, perAddress: 256, pipelinePenaltyMs: 10_000 },
       banAfter: 10,
       banSeconds: 900,
       corsOrigins: [],
@@ -57,14 +57,18 @@ describe('loadConfig', () => {
         statementTimeoutMs: 5000,
         connectTimeoutMs: 3000,
       },
-      redis: { url: 'redis://127.0.0.1:6379', keyPrefix: 'petstore:', commandTimeoutMs: 1000 },
+      redis: {
+        url: 'redis://127.0.0.1:6379',
+        keyPrefix: 'petstore:staging:',
+        commandTimeoutMs: 1000,
+      },
       environment: 'staging',
       publicBaseUrl: 'https://api.example.com',
       trustProxy: 2,
       banAfter: 3,
       banSeconds: 60,
       corsOrigins: ['https://a.example.com', 'https://b.example.com'],
-      connections: { total: 1000, perAddress: 1000 },
+      connections: { total: 1000, perAddress: 1000, pipelinePenaltyMs: 10_000 },
       timeouts: { headersMs: 2000, requestMs: 5000, keepAliveMs: 7000, shutdownGraceMs: 3000 },
     });
   });
@@ -73,6 +77,14 @@ describe('loadConfig', () => {
   // connections from 127.0.0.1 room, and needs 16 addresses to take all 4096 slots. Behind a proxy
   // every connection comes from the proxy, so the cap would throttle all clients together: there
   // set MAX_CONNECTIONS_PER_ADDRESS to MAX_CONNECTIONS, as in the test above.
+  it('keys Redis by environment unless REDIS_KEY_PREFIX says otherwise', () => {
+    const prefix = (env: Record<string, string>) =>
+      loadConfig({ REDIS_URL: 'redis://x', ...env }).redis?.keyPrefix;
+    expect(prefix({})).toBe('petstore:production:');
+    expect(prefix({ PETSTORE_ENV: 'staging' })).toBe('petstore:staging:');
+    expect(prefix({ PETSTORE_ENV: 'staging', REDIS_KEY_PREFIX: 'pets:' })).toBe('pets:');
+  });
+
   it('caps connections per address below the total, by default and when only the total is set', () => {
     const { connections } = loadConfig({});
     expect(connections.perAddress).toBeGreaterThanOrEqual(100);
@@ -80,6 +92,7 @@ describe('loadConfig', () => {
     expect(loadConfig({ MAX_CONNECTIONS: '64' }).connections).toEqual({
       total: 64,
       perAddress: 64,
+      pipelinePenaltyMs: 10_000,
       proxies: [],
     });
   });

@@ -38,6 +38,7 @@ const MIGRATIONS = [
   '2026-12-01-09-admin-tokens',
   '2026-12-01-10-api-key-changes',
   '2026-12-01-11-lifted-ban',
+  '2026-12-02-14-database-environment',
 ] as const;
 
 function keyRecord(id: string, createdAt: number): NewApiKeyRecord {

@@ -123,3 +123,25 @@ export function liftedBanMigration(types: MigrationTypes): Migration {
     },
   };
 }
+
+/**
+ * The database's own settings, one row per name. The first: `environment`, the PETSTORE_ENV the
+ * database belongs to, written by the first server or CLI that opens it after this migration and
+ * compared by every later one (src/storage/sql/database-environment.ts). Not written here: the
+ * migration does not know the environment, and a migrate run without PETSTORE_ENV must not
+ * claim a staging database for production.
+ */
+export function databaseEnvironmentMigration(types: MigrationTypes): Migration {
+  const text = sql.raw(types.text);
+  return {
+    async up(db: Kysely<unknown>) {
+      await sql`CREATE TABLE settings (
+        name ${text} PRIMARY KEY,
+        value ${text} NOT NULL
+      )`.execute(db);
+    },
+    async down(db: Kysely<unknown>) {
+      await sql`DROP TABLE settings`.execute(db);
+    },
+  };
+}

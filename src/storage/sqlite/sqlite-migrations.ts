@@ -1,6 +1,7 @@
 import { type Kysely, type Migration, sql } from 'kysely';
 import {
   CACHED_KEY_COLUMNS,
+  databaseEnvironmentMigration,
   liftedBanMigration,
   sharedMigrations,
 } from '../sql/shared-migrations.js';
@@ -157,4 +158,5 @@ export const SQLITE_MIGRATIONS: Record<string, Migration> = {
     },
   },
   '2026-12-01-11-lifted-ban': liftedBanMigration(TYPES),
+  '2026-12-02-14-database-environment': databaseEnvironmentMigration(TYPES),
 };

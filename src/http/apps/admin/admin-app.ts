@@ -62,6 +62,8 @@ export async function buildAdminApp(deps: {
     beforeFrameworkError: async (request, reply) => {
       if (isUnder(ADMIN_SCOPE, request.url)) await guard(request, reply);
     },
+    // A request refused for its framing draws on its address's budget, as the document does.
+    beforeFramingRefusal: createAdminGuard(admin.admission, 'address'),
   });
   app.decorateRequest('adminToken', undefined);
   app.decorateRequest('adminTokenSecret', undefined);
