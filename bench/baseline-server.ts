@@ -8,14 +8,18 @@
  * A process of its own, so that its CPU time is read from /proc like the service's. Started by
  * bench/main.ts with BENCH_BASELINE_CONFIG (JSON, see BaselineConfig).
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { samplePet } from '../src/cli/commands/seed.js';
 import { decodeCursor, encodeCursor } from '../src/domain/pets/cursor.js';
 import { GET_PET_DEPRECATED_AT, GET_PET_SUNSET_HTTP_DATE } from '../src/domain/pets/deprecation.js';
 import { isPetStatus, type PetStatus } from '../src/domain/pets/pet.js';
-import { EVERY_ANSWER_HEADERS } from '../src/http/answers/response-headers.js';
+import {
+  EVERY_ANSWER_HEADERS,
+  REVALIDATED_CACHE_CONTROL,
+} from '../src/http/answers/response-headers.js';
 
 export interface BaselineConfig {
   port: number;
@@ -49,7 +53,28 @@ function toJson(id: number, name: string, categoryId: number, status?: PetStatus
 }
 
 type Headers = Record<string, string>;
-type Answer = { status: number; body: string; headers?: Headers };
+type Answer = {
+  status: number;
+  body: string;
+  headers?: Headers;
+  /** A 200 of listPets or getPet: its tag, and its compressed bodies once made. */
+  etag?: string;
+  compressed?: { br?: Buffer; gzip?: Buffer };
+};
+
+/** A 200 of listPets or getPet, tagged as the service tags it (its own headers and body). */
+function tagged(answer: Answer): Answer {
+  if (answer.status !== 200) return answer;
+  const hash = createHash('sha256');
+  for (const [name, value] of Object.entries(answer.headers ?? {})) hash.update(name).update(value);
+  return { ...answer, etag: `"${hash.update(answer.body).digest('base64url').slice(0, 27)}"` };
+}
+
+/** The coding the service would pick for the benchmark's Accept-Encoding values. */
+function codingOf(accept: string | undefined): 'br' | 'gzip' | undefined {
+  if (accept === undefined) return undefined;
+  return accept.includes('br') ? 'br' : accept.includes('gzip') ? 'gzip' : undefined;
+}
 
 /**
  * The in-memory store: seeded pets on demand, created pets in id order, also per status, so a
@@ -213,13 +238,13 @@ export function startBaseline(config: BaselineConfig): void {
       next.set('cursor', encodeCursor(last.id, status));
       headers.link = `<${origin}/v1/pets?${next}>; rel="next"`;
     }
-    return { status: 200, body: `[${shown.map((pet) => pet.json).join(',')}]`, headers };
+    return tagged({ status: 200, body: `[${shown.map((pet) => pet.json).join(',')}]`, headers });
   }
 
   function get(idText: string): Answer {
     const pet = /^\d{1,16}$/.test(idText) ? pets.get(Number(idText)) : undefined;
     const answer = pet ? { status: 200, body: pet.json } : problem(404, 'not_found');
-    return { ...answer, headers: getPetHeaders };
+    return tagged({ ...answer, headers: getPetHeaders });
   }
 
   function create(text: string): Answer {
@@ -288,11 +313,42 @@ export function startBaseline(config: BaselineConfig): void {
       Object.assign(headers, counters.hit(Date.now()));
       result = await route(request, path, query);
     }
-    Object.assign(headers, result.headers, {
-      'content-type': JSON_TYPE,
-      'content-length': String(Buffer.byteLength(result.body)),
-    });
-    response.writeHead(result.status, headers).end(result.body);
+    Object.assign(headers, result.headers);
+    if (result.etag === undefined) {
+      Object.assign(headers, {
+        'content-type': JSON_TYPE,
+        'content-length': String(Buffer.byteLength(result.body)),
+      });
+      response.writeHead(result.status, headers).end(result.body);
+      return;
+    }
+    // listPets and getPet: revalidated, compressed once (as the service's cached answers are).
+    headers['cache-control'] = REVALIDATED_CACHE_CONTROL;
+    headers.vary = 'Accept-Encoding';
+    const coding =
+      Buffer.byteLength(result.body) >= 1024
+        ? codingOf(request.headers['accept-encoding'])
+        : undefined;
+    const etag = coding === undefined ? result.etag : `${result.etag.slice(0, -1)}-${coding}"`;
+    headers.etag = etag;
+    if (request.headers['if-none-match'] === etag) {
+      response.writeHead(304, headers).end();
+      return;
+    }
+    let body: string | Buffer = result.body;
+    if (coding !== undefined) {
+      result.compressed ??= {};
+      body = result.compressed[coding] ??=
+        coding === 'br'
+          ? brotliCompressSync(result.body, {
+              params: { [constants.BROTLI_PARAM_QUALITY]: 5 },
+            })
+          : gzipSync(result.body);
+      headers['content-encoding'] = coding;
+    }
+    headers['content-type'] = JSON_TYPE;
+    headers['content-length'] = String(Buffer.byteLength(body));
+    response.writeHead(200, headers).end(body);
   }
 
   const server = createServer((request, response) => {

@@ -16,6 +16,8 @@ const VARYING = new Set([
   'content-length',
   'connection',
   'keep-alive',
+  // Each hashes its own Link (its own port) into the tag.
+  'etag',
 ]);
 
 interface Seen {
@@ -76,6 +78,17 @@ export async function checkFidelity(baseUrls: [string, string], key: string): Pr
     return seen[1];
   };
   const first = await both('list', '/v1/pets?limit=20');
+  await both('list-gzip', '/v1/pets?limit=20', { headers: { 'accept-encoding': 'gzip, br' } });
+  const tags = [
+    (await fetchSeen(`${baseline}/v1/pets?limit=20`, key)).headers.get('etag') ?? '',
+    first.headers.get('etag') ?? '',
+  ];
+  const revalidated = await Promise.all(
+    [baseline, service].map((base, i) =>
+      fetchSeen(`${base}/v1/pets?limit=20`, key, { headers: { 'if-none-match': tags[i] ?? '' } }),
+    ),
+  );
+  problems.push(...compare('list-304', revalidated[0]!, revalidated[1]!));
   await both('list-status', '/v1/pets?limit=20&status=available');
   const next = /^<https?:\/\/[^/]+(\/[^>]*)>/.exec(first.headers.get('link') ?? '')?.[1];
   if (next === undefined) problems.push('list: the service sent no Link to a next page');

@@ -7,6 +7,8 @@ import { fileURLToPath } from 'node:url';
 
 export const SCENARIOS = [
   'list',
+  'list-gzip',
+  'list-304',
   'list-status',
   'list-cursor',
   'list-last',

@@ -3,7 +3,7 @@
 -- KEYS_FILE is "-" for the one key of wrk's Authorization header (-H); otherwise a file of keys, one
 -- a line, and each request carries one of them, taken in a fixed pseudo-random order (--keys).
 -- DELAY_MS: how long each connection waits after an answer before its next request (--rate); 0: none.
--- Every response is checked: one outside 200-299 counts as unexpected. done() prints one line,
+-- Every response is checked: one outside 200-299 counts as unexpected (list-304: but 304). done() prints one line,
 -- BENCH_RESULT {json}, that load-runner.ts reads.
 
 local scenario, pets
@@ -34,8 +34,16 @@ local BODY = '{"name":"Bench Rex","categoryId":3,"status":"available"}'
 local WALK = 8
 
 -- One request; with several keys the pre-formatted one is formatted again with the next key.
-local function req(method, path, body)
-  return { method = method, path = path, body = body, raw = wrk.format(method, path, nil, body) }
+-- `extra`: headers beside wrk's own (-H), e.g. Accept-Encoding.
+local function req(method, path, body, extra)
+  local headers = nil
+  if extra then
+    headers = {}
+    for name, value in pairs(wrk.headers) do headers[name] = value end
+    for name, value in pairs(extra) do headers[name] = value end
+  end
+  return { method = method, path = path, body = body, extra = extra,
+           raw = wrk.format(method, path, headers, body) }
 end
 
 local function send(r)
@@ -45,6 +53,9 @@ local function send(r)
   keyIndex = (keyIndex + 7919) % #keys
   local headers = { Authorization = "Bearer " .. keys[keyIndex + 1] }
   if r.body then headers["Content-Type"] = "application/json" end
+  if r.extra then
+    for name, value in pairs(r.extra) do headers[name] = value end
+  end
   return wrk.format(r.method, r.path, headers, r.body)
 end
 
@@ -70,8 +81,11 @@ function init(args)
     seed = (seed * 16807) % 2147483647
     gets[i] = req("GET", "/v1/pets/" .. (seed % pets + 1))
   end
-  if scenario == "list" then
+  if scenario == "list" or scenario == "list-304" then
+    -- list-304: the first answer's ETag is sent back with every request after it (response()).
     fixed = req("GET", "/v1/pets?limit=20")
+  elseif scenario == "list-gzip" then
+    fixed = req("GET", "/v1/pets?limit=20", nil, { ["Accept-Encoding"] = "gzip, br" })
   elseif scenario == "list-status" then
     fixed = req("GET", "/v1/pets?limit=20&status=available")
   elseif scenario == "list-cursor" then
@@ -109,6 +123,13 @@ end
 
 function response(status, headers, body)
   responses = responses + 1
+  if scenario == "list-304" then
+    local etag = headers["etag"] or headers["ETag"]
+    if status == 200 and etag then
+      fixed = req("GET", "/v1/pets?limit=20", nil, { ["If-None-Match"] = etag })
+    end
+    if status == 304 then return end
+  end
   if status < 200 or status > 299 then
     unexpected = unexpected + 1
     if unexpected <= 20 then codes = codes .. status .. " " end

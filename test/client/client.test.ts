@@ -188,6 +188,69 @@ describe('@pet-adoption/client against the real service', () => {
     expect(failure).toMatchObject({ kind: 'unsafe_integer' });
   });
 
+  it('asks for compression, and with its cache on revalidates: a 304 gives the kept answer, a change the new one', async () => {
+    const s = server();
+    const { key } = await s.createKey('pro');
+    const exchanges: Array<{ sent: Headers; status: number; encoding: string | null }> = [];
+    const recording: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init);
+      exchanges.push({
+        sent: new Headers(init?.headers),
+        status: response.status,
+        encoding: response.headers.get('content-encoding'),
+      });
+      return response;
+    };
+    const writer = new PetClient({ baseUrl: s.url, apiKey: key, int64: 'bigint' });
+    for (let i = 0; i < 20; i++) {
+      await writer.createPet({
+        name: `Kept ${i}`,
+        categoryId: 9_007_199_254_740_993n,
+        status: 'pending',
+      });
+    }
+    const cached = new PetClient({
+      baseUrl: s.url,
+      apiKey: key,
+      int64: 'bigint',
+      cache: true,
+      fetch: recording,
+    });
+    const page = await cached.listPetsPage({ status: 'pending', limit: 100 });
+    expect(page.pets.length).toBeGreaterThanOrEqual(20);
+    expect(page.pets.at(-1)?.categoryId).toBe(9_007_199_254_740_993n);
+    const pet = await cached.getPet(page.pets[0]!.id);
+    expect(exchanges.map((e) => [e.status, e.sent.get('accept-encoding')])).toEqual([
+      [200, 'br, gzip'],
+      [200, 'br, gzip'],
+    ]);
+    // The page is over 1 KiB: it came compressed, and fetch decoded it.
+    expect(exchanges[0]?.encoding).toBe('br');
+
+    await expect(cached.listPetsPage({ status: 'pending', limit: 100 })).resolves.toEqual(page);
+    await expect(cached.getPet(pet.id)).resolves.toEqual(pet);
+    expect(exchanges.slice(2).map((e) => [e.status, e.sent.get('if-none-match') !== null])).toEqual(
+      [
+        [304, true],
+        [304, true],
+      ],
+    );
+
+    const added = await writer.createPet({ name: 'Changed', categoryId: 1, status: 'pending' });
+    const changed = await cached.listPetsPage({ status: 'pending', limit: 100 });
+    expect(exchanges.at(-1)?.status).toBe(200);
+    expect(changed.pets.at(-1)?.id).toBe(added.id);
+
+    // Without the option nothing is kept: no If-None-Match is ever sent.
+    const plain = client(s, key, { fetch: recording });
+    await plain.getPet(added.id);
+    await plain.getPet(added.id);
+    expect(exchanges.slice(-2).map((e) => [e.status, e.sent.get('if-none-match')])).toEqual([
+      [200, null],
+      [200, null],
+    ]);
+  });
+
   it('marks getPet deprecated in its published types', async () => {
     const { readFile } = await import('node:fs/promises');
     const types = await readFile(

@@ -225,6 +225,17 @@ const cases: Case[] = [
   },
   {
     operation: 'listPets',
+    status: 304,
+    what: 'If-None-Match naming the page',
+    invalidRequest: false,
+    send: async () => {
+      const page = await list('to revalidate', '/pets?limit=2', { key });
+      const etag = page.headers.get('etag') ?? '';
+      return list('revalidated', '/pets?limit=2', { key, headers: { 'if-none-match': etag } });
+    },
+  },
+  {
+    operation: 'listPets',
     status: 400,
     code: 'invalid_parameter',
     what: 'limit=0',
@@ -437,6 +448,17 @@ const cases: Case[] = [
     what: 'with Deprecation, Sunset and Link',
     invalidRequest: false,
     send: () => get('found', `/pets/${petId}`, { key }),
+  },
+  {
+    operation: 'getPet',
+    status: 304,
+    what: 'If-None-Match naming the pet',
+    invalidRequest: false,
+    send: async () => {
+      const pet = await get('to revalidate', `/pets/${petId}`, { key });
+      const etag = pet.headers.get('etag') ?? '';
+      return get('revalidated', `/pets/${petId}`, { key, headers: { 'if-none-match': etag } });
+    },
   },
   {
     operation: 'getPet',

@@ -28,6 +28,12 @@ export interface PetClientOptions<M extends Int64Mode> {
   retry?: RetryOptions;
   /** Defaults to the global fetch (Node 20+, browsers). */
   fetch?: typeof fetch;
+  /**
+   * Keep the answers of listPets and getPet with their `ETag`, per URL, and revalidate them
+   * (`If-None-Match`): an unchanged answer comes back as a 304 without a body, and the kept one is
+   * used. Off by default; `true` keeps up to 100 URLs, the least recently used leaving first.
+   */
+  cache?: boolean | { maxEntries?: number };
   /** For tests: how to wait, and the source of jitter. */
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
@@ -41,7 +47,22 @@ interface Attempt {
   headers?: Record<string, string>;
   /** Safe to send again after a network error or 5xx: GETs, and POSTs with an Idempotency-Key. */
   repeatable: boolean;
+  /** A 304 answers it too: the request revalidates a kept answer. */
+  revalidates?: boolean;
 }
+
+/** A GET's answer as kept: its body text, its tag, and the Link of a page. */
+interface Kept {
+  readonly etag: string | null;
+  readonly text: string;
+  readonly link: string | null;
+}
+
+/**
+ * The compressions the service sends. Node's fetch decodes them (a browser sets this header
+ * itself and ignores the client's).
+ */
+const ACCEPT_ENCODING = 'br, gzip';
 
 const RETRYABLE_STATUS = new Set([500, 502, 503, 504]);
 
@@ -82,6 +103,9 @@ export class PetClient<M extends Int64Mode = 'number'> {
   private readonly retry: Required<RetryOptions>;
   private readonly int64: Int64Mode;
   private lastQuota: Quota | undefined;
+  /** The kept answers by URL, least recently used first (the `cache` option). */
+  private readonly kept: Map<string, Kept> | undefined;
+  private readonly keptMax: number;
 
   constructor(private readonly options: PetClientOptions<M>) {
     this.base = options.baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '') + '/v1';
@@ -89,6 +113,9 @@ export class PetClient<M extends Int64Mode = 'number'> {
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.random = options.random ?? Math.random;
     this.int64 = options.int64 ?? 'number';
+    const cache = options.cache ?? false;
+    this.kept = cache === false ? undefined : new Map();
+    this.keptMax = cache === false || cache === true ? 100 : (cache.maxEntries ?? 100);
     this.retry = {
       maxRetries: 4,
       baseDelayMs: 500,
@@ -126,14 +153,14 @@ export class PetClient<M extends Int64Mode = 'number'> {
         : new URLSearchParams(
             Object.entries(query).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)]])),
           );
-    const response = await this.send({
+    const answer = await this.read({
       method: 'GET',
       path: '/pets',
       query: params,
       repeatable: true,
     });
-    const pets = (await this.json(response)) as Pet<M>[];
-    const link = nextLink(response.headers.get('link'));
+    const pets = this.parse(answer.text, 200) as Pet<M>[];
+    const link = nextLink(answer.link);
     // Only the query is taken from the link: the client keeps talking to the base URL it was given.
     return { pets, next: link === undefined ? undefined : new URL(link, this.base).searchParams };
   }
@@ -162,19 +189,53 @@ export class PetClient<M extends Int64Mode = 'number'> {
    * Use {@link PetClient.listPets} with a status filter instead.
    */
   async getPet(id: number | bigint): Promise<Pet<M>> {
-    const response = await this.send({ method: 'GET', path: `/pets/${id}`, repeatable: true });
-    return (await this.json(response)) as Pet<M>;
+    const answer = await this.read({ method: 'GET', path: `/pets/${id}`, repeatable: true });
+    return this.parse(answer.text, 200) as Pet<M>;
+  }
+
+  /** A GET, revalidating the answer kept for its URL when the cache is on. */
+  private async read(attempt: Attempt): Promise<Kept> {
+    const url = this.urlOf(attempt);
+    const kept = this.kept?.get(url);
+    const response = await this.send(
+      kept?.etag
+        ? { ...attempt, headers: { 'if-none-match': kept.etag }, revalidates: true }
+        : attempt,
+    );
+    if (response.status === 304 && kept !== undefined) {
+      // Most recently used now: to the end of the map's order.
+      this.kept?.delete(url);
+      this.kept?.set(url, kept);
+      return kept;
+    }
+    const answer: Kept = {
+      etag: response.headers.get('etag'),
+      text: await response.text(),
+      link: response.headers.get('link'),
+    };
+    if (this.kept !== undefined && answer.etag !== null) {
+      this.kept.delete(url);
+      this.kept.set(url, answer);
+      if (this.kept.size > this.keptMax) {
+        const oldest = this.kept.keys().next();
+        if (oldest.done !== true) this.kept.delete(oldest.value);
+      }
+    }
+    return answer;
   }
 
   private async json(response: Response): Promise<unknown> {
-    const text = await response.text();
+    return this.parse(await response.text(), response.status);
+  }
+
+  private parse(text: string, status: number): unknown {
     try {
       return parseJson(text, this.int64);
     } catch (error) {
       if (error instanceof PetClientError) throw error;
       throw new PetClientError(
         'invalid_response',
-        `the API answered ${response.status} with a body that is not JSON`,
+        `the API answered ${status} with a body that is not JSON`,
         { cause: error },
       );
     }
@@ -188,9 +249,16 @@ export class PetClient<M extends Int64Mode = 'number'> {
     return this.random() * this.retry.jitterMs;
   }
 
-  /** Sends, and retries what the interface allows to retry. Resolves only with a 2xx. */
+  private urlOf(attempt: Attempt): string {
+    return `${this.base}${attempt.path}${attempt.query?.size ? `?${attempt.query}` : ''}`;
+  }
+
+  /**
+   * Sends, and retries what the interface allows to retry. Resolves only with a 2xx, or a 304 to
+   * a request that revalidates.
+   */
   private async send(attempt: Attempt): Promise<Response> {
-    const url = `${this.base}${attempt.path}${attempt.query?.size ? `?${attempt.query}` : ''}`;
+    const url = this.urlOf(attempt);
     for (let retry = 0; ; retry += 1) {
       const canRetry = retry < this.retry.maxRetries;
       let response: Response;
@@ -199,6 +267,7 @@ export class PetClient<M extends Int64Mode = 'number'> {
           method: attempt.method,
           headers: {
             accept: 'application/json',
+            'accept-encoding': ACCEPT_ENCODING,
             authorization: `Bearer ${this.options.apiKey}`,
             ...attempt.headers,
           },
@@ -214,7 +283,9 @@ export class PetClient<M extends Int64Mode = 'number'> {
         continue;
       }
       this.lastQuota = readQuota(response.headers, new Date()) ?? this.lastQuota;
-      if (response.ok) return response;
+      if (response.ok || (response.status === 304 && attempt.revalidates === true)) {
+        return response;
+      }
 
       const error = await this.errorOf(response);
       if (error instanceof ApiKeyBannedError) throw error;

@@ -90,3 +90,25 @@ export const CONSOLE_CONTENT_SECURITY_POLICY = [
   "form-action 'none'",
   "frame-ancestors 'none'",
 ].join('; ');
+
+/**
+ * The answers of listPets and getPet may be kept by the client and revalidated (their ETag and
+ * If-None-Match, conditional-answer.ts), and vary by the coding they are sent in.
+ */
+export const REVALIDATED_CACHE_CONTROL = 'private, no-cache';
+
+/** A Vary value with Accept-Encoding added to what the table (CORS) already varies by. */
+export function varyByEncoding(vary: string | undefined): string {
+  return vary === undefined || vary === '' ? 'Accept-Encoding' : `${vary}, Accept-Encoding`;
+}
+
+/** A listener's table as the answers of listPets and getPet carry it. */
+export function revalidatedHeadersFor(
+  table: Readonly<Record<string, string>>,
+): Readonly<Record<string, string>> {
+  return Object.freeze({
+    ...table,
+    'cache-control': REVALIDATED_CACHE_CONTROL,
+    vary: varyByEncoding(table.vary),
+  });
+}

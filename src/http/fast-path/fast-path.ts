@@ -10,11 +10,12 @@ import { isGetPetGone } from '../../domain/pets/deprecation.js';
 import { PAGE_SIZE } from '../../domain/pets/pet.js';
 import type { PageQuery, PetService } from '../../domain/pets/pet-service.js';
 import type { AnswerRecorder } from '../answers/answer-recorder.js';
-import type { CachedAnswer } from '../answers/cached-answer.js';
+import type { CachedAnswer, Sent } from '../answers/cached-answer.js';
+import { answerFor as sentFor } from '../answers/conditional-answer.js';
 import { GET_PET, LIST_PETS, type PetAnswers, type PetOperation } from '../answers/pet-answers.js';
 import { pushRateLimitPairs } from '../answers/rate-limit-headers.js';
 import { requestIdFor } from '../answers/request-id.js';
-import { answerPairs } from '../answers/response-headers.js';
+import { answerPairs, revalidatedHeadersFor } from '../answers/response-headers.js';
 import { credentialOf, handOverAdmission } from '../apps/public/api-key-guard.js';
 import { routeTemplateOf } from '../route-info.js';
 import { apiPath } from '../scopes.js';
@@ -79,8 +80,9 @@ const route = (operation: PetOperation): FastRoute => ({
  */
 export function createFastPath(deps: FastPathDependencies): ServeFirst {
   const { admission, cache, pets, answers, recorder, clock, cors } = deps;
-  // Laid out once; each answer copies it and fills in its request id.
-  const everyAnswer = answerPairs('', deps.answerHeaders);
+  // Laid out once; each answer copies it and fills in its request id. Both operations' answers may
+  // be revalidated and vary by coding.
+  const everyAnswer = answerPairs('', revalidatedHeadersFor(deps.answerHeaders));
   const listPath = apiPath(LIST_PETS.path);
   const petPrefix = `${listPath}/`;
   const routes = { page: route(LIST_PETS), pet: route(GET_PET) };
@@ -139,24 +141,33 @@ export function createFastPath(deps: FastPathDependencies): ServeFirst {
     const found = decision.admitted ? answerFor(read) : undefined;
     if (found === undefined) return false;
     const requestId = requestIdFor(request);
-    const headers = everyAnswer.slice();
-    headers[1] = requestId;
-    pushRateLimitPairs(decision.rate, headers);
-    for (const part of found.headers) headers.push(part);
-    headers.push('content-length', found.contentLength);
-    response.writeHead(200, headers);
-    response.end(found.body);
-    recorder.answered(request, {
-      requestId,
-      method: 'GET',
-      operation: read.route.operation.operationId,
-      route: read.route.template,
-      url: request.url ?? '',
-      status: 200,
-      seconds: (performance.now() - startedAt) / 1000,
-      key: decision.key,
-      deprecated: read.route.operation.deprecated,
-    });
+    const write = (sent: Sent) => {
+      const headers = everyAnswer.slice();
+      headers[1] = requestId;
+      pushRateLimitPairs(decision.rate, headers);
+      for (const part of sent.headers) headers.push(part);
+      response.writeHead(sent.status, headers);
+      if (sent.latin1 === undefined) response.end(sent.body);
+      else response.end(sent.latin1, 'latin1');
+      recorder.answered(request, {
+        requestId,
+        method: 'GET',
+        operation: read.route.operation.operationId,
+        route: read.route.template,
+        url: request.url ?? '',
+        status: sent.status,
+        seconds: (performance.now() - startedAt) / 1000,
+        key: decision.key,
+        deprecated: read.route.operation.deprecated,
+      });
+    };
+    const sent = sentFor(found, request.headers);
+    // A compressed representation still being made: this path answers once it is.
+    if (sent instanceof Promise) {
+      sent.then(write).catch(() => response.destroy());
+    } else {
+      write(sent);
+    }
     return true;
   }
 

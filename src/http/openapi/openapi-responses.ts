@@ -31,6 +31,43 @@ export const RATE_LIMIT_HEADERS: HeaderDoc = {
   },
 };
 
+/** Sent with every 200 and 304 of listPets and getPet (answers/conditional-answer.ts). */
+export const REVALIDATION_HEADERS: HeaderDoc = {
+  ETag: {
+    description:
+      'Strong entity tag of this representation, the same on every instance for the same bytes; a compressed answer has its own. Send it back in `If-None-Match` to revalidate.',
+    schema: text,
+  },
+  'Cache-Control': {
+    description: '`private, no-cache`: keep the answer, but revalidate it before each use.',
+    schema: text,
+  },
+  Vary: {
+    description: '`Accept-Encoding` (with `Origin` first when CORS is on).',
+    schema: text,
+  },
+};
+
+/** The 200's of listPets and getPet also say how their body is compressed. */
+export const CONTENT_ENCODING_HEADER: HeaderDoc = {
+  'Content-Encoding': {
+    description:
+      '`br` or `gzip`, when the body is 1 KiB or more and `Accept-Encoding` allows it (q-values honoured, `br` preferred); absent for an uncompressed body.',
+    schema: text,
+  },
+};
+
+/** A 304 of listPets or getPet: no body, the tag, the rate-limit headers. */
+export function notModifiedResponse(headers?: HeaderDoc) {
+  // `type: 'null'`: @fastify/swagger then documents no content at all.
+  return {
+    type: 'null',
+    description:
+      'Not Modified: `If-None-Match` names the current answer; keep using the one you hold. No body; counts against your limits.',
+    headers: swaggerHeaders({ ...RATE_LIMIT_HEADERS, ...REVALIDATION_HEADERS, ...headers }),
+  };
+}
+
 /** Headers of error responses, by status. */
 const ERROR_HEADERS: Partial<Record<number, HeaderDoc>> = {
   401: {

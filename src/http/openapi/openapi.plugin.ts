@@ -23,6 +23,8 @@ Every operation needs an API key: \`Authorization: Bearer pa_live_...\`.
 
 Pages are ordered by id; follow the \`Link: rel="next"\` header to walk them. Ids and categoryIds are 64-bit integers written exactly.
 
+listPets and getPet answer with an \`ETag\`: send it back in \`If-None-Match\` and an unchanged answer is 304 with no body. Their bodies of 1 KiB or more come compressed (\`br\` or \`gzip\`) when \`Accept-Encoding\` allows it.
+
 ## Rate limits
 
 Every request to \`${API_SCOPE.prefix}\` counts against your key's plan, in fixed windows aligned to UTC (the minute from second 0, the day from 00:00 UTC); a request refused with 429 counts in neither.
@@ -62,6 +64,9 @@ const ALWAYS_SENT = new Set([
   'Location',
   'Deprecation',
   'Sunset',
+  'ETag',
+  'Cache-Control',
+  'Vary',
 ]);
 
 /** @fastify/swagger has no way to say a response header is required, so it is said here. */

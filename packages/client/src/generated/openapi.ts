@@ -161,7 +161,10 @@ export interface operations {
                 /** @description Opaque position from the `Link: rel="next"` header of the previous page; bound to the same status filter. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The `ETag` of the answer you hold (or a list of them, or `*`): when it still names the answer, the response is 304 with no body, which counts against your limits like any request. */
+                "if-none-match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -182,11 +185,42 @@ export interface operations {
                     RateLimit: string;
                     /** @description RFC 8288 link to the next page (rel="next"), present only when more pets exist. */
                     Link?: string;
+                    /** @description Strong entity tag of this representation, the same on every instance for the same bytes; a compressed answer has its own. Send it back in `If-None-Match` to revalidate. */
+                    ETag: string;
+                    /** @description `private, no-cache`: keep the answer, but revalidate it before each use. */
+                    "Cache-Control": string;
+                    /** @description `Accept-Encoding` (with `Origin` first when CORS is on). */
+                    Vary: string;
+                    /** @description `br` or `gzip`, when the body is 1 KiB or more and `Accept-Encoding` allows it (q-values honoured, `br` preferred); absent for an uncompressed body. */
+                    "Content-Encoding"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Pets"];
                 };
+            };
+            /** @description Not Modified: `If-None-Match` names the current answer; keep using the one you hold. No body; counts against your limits. */
+            304: {
+                headers: {
+                    /** @description Requests allowed in the window in force (the one with the fewest left). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description When that window resets, in Unix seconds. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy": string;
+                    /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
+                    RateLimit: string;
+                    /** @description Strong entity tag of this representation, the same on every instance for the same bytes; a compressed answer has its own. Send it back in `If-None-Match` to revalidate. */
+                    ETag: string;
+                    /** @description `private, no-cache`: keep the answer, but revalidate it before each use. */
+                    "Cache-Control": string;
+                    /** @description `Accept-Encoding` (with `Origin` first when CORS is on). */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `invalid_parameter`: A query or path parameter or the Idempotency-Key is invalid. */
             400: {
@@ -512,7 +546,10 @@ export interface operations {
     getPet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `ETag` of the answer you hold (or a list of them, or `*`): when it still names the answer, the response is 304 with no body, which counts against your limits like any request. */
+                "if-none-match"?: string;
+            };
             path: {
                 /**
                  * @description Identifier of the animal to retrieve.
@@ -543,11 +580,48 @@ export interface operations {
                     Sunset: string;
                     /** @description The replacement: GET /pets with a status filter (rel="successor-version"). */
                     Link?: string;
+                    /** @description Strong entity tag of this representation, the same on every instance for the same bytes; a compressed answer has its own. Send it back in `If-None-Match` to revalidate. */
+                    ETag: string;
+                    /** @description `private, no-cache`: keep the answer, but revalidate it before each use. */
+                    "Cache-Control": string;
+                    /** @description `Accept-Encoding` (with `Origin` first when CORS is on). */
+                    Vary: string;
+                    /** @description `br` or `gzip`, when the body is 1 KiB or more and `Accept-Encoding` allows it (q-values honoured, `br` preferred); absent for an uncompressed body. */
+                    "Content-Encoding"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Pet"];
                 };
+            };
+            /** @description Not Modified: `If-None-Match` names the current answer; keep using the one you hold. No body; counts against your limits. */
+            304: {
+                headers: {
+                    /** @description Requests allowed in the window in force (the one with the fewest left). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description When that window resets, in Unix seconds. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy": string;
+                    /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
+                    RateLimit: string;
+                    /** @description Strong entity tag of this representation, the same on every instance for the same bytes; a compressed answer has its own. Send it back in `If-None-Match` to revalidate. */
+                    ETag: string;
+                    /** @description `private, no-cache`: keep the answer, but revalidate it before each use. */
+                    "Cache-Control": string;
+                    /** @description `Accept-Encoding` (with `Origin` first when CORS is on). */
+                    Vary: string;
+                    /** @description RFC 9745: when this operation was deprecated (@<unix seconds>). */
+                    Deprecation: string;
+                    /** @description RFC 8594: removal date, Thu, 05 Dec 2030 00:00:00 GMT. */
+                    Sunset: string;
+                    /** @description The replacement: GET /pets with a status filter (rel="successor-version"). */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `invalid_parameter`: A query or path parameter or the Idempotency-Key is invalid. */
             400: {

@@ -13,10 +13,16 @@ import type { PetService } from '../../../../domain/pets/pet-service.js';
 import type { CachedAnswer } from '../../../answers/cached-answer.js';
 import { deprecationHeaders, GET_PET, type PetAnswers } from '../../../answers/pet-answers.js';
 import { httpErrors } from '../../../errors/http-error.js';
-import { errorResponses, jsonResponse } from '../../../openapi/openapi-responses.js';
+import {
+  CONTENT_ENCODING_HEADER,
+  errorResponses,
+  jsonResponse,
+  notModifiedResponse,
+  REVALIDATION_HEADERS,
+} from '../../../openapi/openapi-responses.js';
 import { problems } from '../../../validation/validator-compiler.js';
 import { sendAnswer } from '../../reply-answer.js';
-import { PetIdParamsSchema, PetSchema } from './pet.schema.js';
+import { ConditionalHeadersSchema, PetIdParamsSchema, PetSchema } from './pet.schema.js';
 
 const DEPRECATION_HEADERS = {
   Deprecation: {
@@ -52,8 +58,14 @@ export function registerGetPet(
         deprecated: GET_PET.deprecated,
         tags: ['Pets'],
         params: PetIdParamsSchema,
+        headers: ConditionalHeadersSchema,
         response: {
-          200: jsonResponse('The pet.', Type.Ref(PetSchema), DEPRECATION_HEADERS),
+          200: jsonResponse('The pet.', Type.Ref(PetSchema), {
+            ...DEPRECATION_HEADERS,
+            ...REVALIDATION_HEADERS,
+            ...CONTENT_ENCODING_HEADER,
+          }),
+          304: notModifiedResponse(DEPRECATION_HEADERS),
           ...errorResponses(['invalid_parameter', 'unauthorized', 'not_found', 'gone'], {
             invalid_parameter: httpErrors.invalidParameter(
               problems.integerRange('petId', 1n, INT64_MAX),
@@ -77,7 +89,7 @@ export function registerGetPet(
     async (request, reply) => {
       const { petId } = request.params;
       const answer = await cache.pet(petId, async () => answers.pet(await pets.get(petId)));
-      return sendAnswer(reply, answer);
+      return sendAnswer(request, reply, answer);
     },
   );
 }

@@ -6,9 +6,15 @@ import { PAGE_SIZE } from '../../../../domain/pets/pet.js';
 import type { PetService } from '../../../../domain/pets/pet-service.js';
 import type { CachedAnswer } from '../../../answers/cached-answer.js';
 import { LIST_PETS, type PetAnswers } from '../../../answers/pet-answers.js';
-import { errorResponses, jsonResponse } from '../../../openapi/openapi-responses.js';
+import {
+  CONTENT_ENCODING_HEADER,
+  errorResponses,
+  jsonResponse,
+  notModifiedResponse,
+  REVALIDATION_HEADERS,
+} from '../../../openapi/openapi-responses.js';
 import { sendAnswer } from '../../reply-answer.js';
-import { ListPetsQuerySchema, PetsSchema } from './pet.schema.js';
+import { ConditionalHeadersSchema, ListPetsQuerySchema, PetsSchema } from './pet.schema.js';
 
 export function registerListPets(
   app: FastifyInstance,
@@ -26,6 +32,7 @@ export function registerListPets(
           'Pets ordered by id ascending, optionally filtered by status. When more pets exist, a `Link: <...>; rel="next"` header gives the URL of the next page.',
         tags: ['Pets'],
         querystring: ListPetsQuerySchema,
+        headers: ConditionalHeadersSchema,
         response: {
           200: jsonResponse('A page of pets.', Type.Ref(PetsSchema), {
             Link: {
@@ -33,7 +40,10 @@ export function registerListPets(
                 'RFC 8288 link to the next page (rel="next"), present only when more pets exist.',
               schema: { type: 'string' },
             },
+            ...REVALIDATION_HEADERS,
+            ...CONTENT_ENCODING_HEADER,
           }),
+          304: notModifiedResponse(),
           ...errorResponses(['invalid_parameter', 'unauthorized']),
         },
       },
@@ -46,7 +56,7 @@ export function registerListPets(
         const page = await pets.list(query);
         return { value: answers.page(query, page), final: page.final };
       });
-      return sendAnswer(reply, answer);
+      return sendAnswer(request, reply, answer);
     },
   );
 }

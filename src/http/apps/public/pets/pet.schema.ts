@@ -135,6 +135,17 @@ export const IdempotencyHeadersSchema = Type.Object({
   ),
 });
 
+/** The request headers of listPets and getPet (answers/conditional-answer.ts). */
+export const ConditionalHeadersSchema = Type.Object({
+  'if-none-match': Type.Optional(
+    Type.String({
+      description:
+        'The `ETag` of the answer you hold (or a list of them, or `*`): when it still names the ' +
+        'answer, the response is 304 with no body, which counts against your limits like any request.',
+    }),
+  ),
+});
+
 /**
  * The 200 bodies' serializers, compiled from the response schemas above by fast-json-stringify,
  * the library Fastify compiles response schemas with, referenced schemas resolved by $id as
