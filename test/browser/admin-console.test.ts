@@ -1,6 +1,8 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KeyView, UsageDay } from '../../src/domain/api-keys/key-management-service.js';
@@ -14,10 +16,14 @@ import { type AdminTestServer, startAdminServer } from '../http/admin/admin-serv
 /**
  * The operator console in headless Chromium against a real admin listener: every change made
  * through the page is read back through the admin API, the usage under the chart against
- * `petstore keys usage`, and each page checked by axe-core. Writes the two screenshots the README
- * shows (docs/images/).
+ * `petstore keys usage`, and each page checked by axe-core. Takes the two screenshots the README
+ * shows: into docs/images/ with UPDATE_SCREENSHOTS=1, else into a temporary folder (they hold
+ * times and random ids, so every run would change the tracked files).
  */
-const IMAGES = new URL('../../docs/images/', import.meta.url);
+const IMAGES =
+  process.env.UPDATE_SCREENSHOTS === '1'
+    ? new URL('../../docs/images/', import.meta.url)
+    : pathToFileURL(`${mkdtempSync(join(tmpdir(), 'petstore-console-'))}/`);
 const WAIT_MS = 10_000;
 const AXE_SOURCE = readFileSync(
   createRequire(import.meta.url).resolve('axe-core/axe.min.js'),
