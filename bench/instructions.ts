@@ -12,11 +12,10 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ROOT } from './servers.js';
+import { freePort, ROOT } from './servers.js';
 
 const { values } = parseArgs({
   options: {
@@ -32,17 +31,6 @@ const scenario = values.scenario;
 const requests = Number(values.requests);
 if (!['list', 'get', 'create'].includes(scenario) || !(requests > 0)) {
   throw new Error('usage: --scenario list|get|create --requests N [--checkout DIR]');
-}
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => done(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 const agent = new Agent({ keepAlive: true, maxSockets: 1 });

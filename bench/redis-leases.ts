@@ -7,26 +7,15 @@
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import type { LimitWindow } from '../src/domain/ports.js';
 import { createRedisRateLimitStore } from '../src/storage/redis/redis-rate-limit-store.js';
+import { freePort } from './servers.js';
 
 const windows = (perMinute: number, perDay: number): LimitWindow[] => [
   { name: 'minute', limit: perMinute, lengthMs: 60_000 },
   { name: 'day', limit: perDay, lengthMs: 86_400_000 },
 ];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
 
 async function redisCpuMs(client: Redis): Promise<number> {
   const info = await client.info('cpu');
