@@ -35,6 +35,7 @@ function keyRecord(id: string, createdAt: number): NewApiKeyRecord {
     id,
     label: id,
     plan: 'free',
+    scopes: ['pets:read', 'pets:write'],
     hash: createHash('sha256').update(id).digest('hex'),
     displayPrefix: 'pa_live_xxxx',
     createdAt,

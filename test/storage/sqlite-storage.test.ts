@@ -37,6 +37,7 @@ const MIGRATIONS = [
   '2026-12-01-09-admin-tokens',
   '2026-12-01-10-api-key-changes',
   '2026-12-01-11-lifted-ban',
+  '2026-12-02-12-key-scopes',
 ] as const;
 
 function keyRecord(id: string, createdAt: number): NewApiKeyRecord {
@@ -44,6 +45,7 @@ function keyRecord(id: string, createdAt: number): NewApiKeyRecord {
     id,
     label: id,
     plan: 'free',
+    scopes: ['pets:read', 'pets:write'],
     hash: createHash('sha256').update(id).digest('hex'),
     displayPrefix: 'pa_live_xxxx',
     createdAt,
@@ -260,6 +262,7 @@ describe('SQLite storage specifics', () => {
         id: 'key_after_down',
         label: 'after down',
         plan: 'free',
+        scopes: ['pets:read', 'pets:write'],
         hash: 'a'.repeat(64),
         displayPrefix: 'pk_aaaaaaaaa',
         createdAt: 1,

@@ -23,6 +23,7 @@ function newKeyRecord(overrides: Partial<NewApiKeyRecord> = {}): NewApiKeyRecord
     id: `key_${randomUUID()}`,
     label: uniqueName('contract key'),
     plan: 'pro',
+    scopes: ['pets:read', 'pets:write'],
     hash,
     displayPrefix: `pk_${hash.slice(0, 9)}`,
     createdAt: Date.now(),

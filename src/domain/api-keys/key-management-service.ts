@@ -5,6 +5,7 @@ import { type Limits, MAX_CUSTOM_LIMIT, type Plan } from '../rate-limits/plans.j
 import type { RateLimiter } from '../rate-limits/rate-limiter.js';
 import type { ApiKeyRecord, ApiKeyUpdate } from './api-key.js';
 import { ApiKeyService } from './api-key-service.js';
+import { ALL_SCOPES, parseScopes, type Scope } from './scopes.js';
 import {
   type Actor,
   type AuditAction,
@@ -29,6 +30,8 @@ export interface KeyView {
   name: string;
   plan: Plan;
   limits: { perMinute: number; perDay: number };
+  /** What the key may do, in SCOPES order. */
+  scopes: Scope[];
   /** Display prefix, never the secret. */
   prefix: string;
   state: 'active' | 'revoked' | 'expired' | 'banned';
@@ -126,6 +129,7 @@ export function toKeyView(record: ApiKeyRecord, now: number): KeyView {
     name: record.label,
     plan: record.plan,
     limits: { perMinute: limits.perMinute, perDay: limits.perDay },
+    scopes: [...record.scopes],
     prefix: record.displayPrefix,
     state,
     createdAt: new Date(record.createdAt).toISOString(),
@@ -170,11 +174,18 @@ export class KeyManagementService {
   }
 
   async create(
-    input: { change: PlanChange; name?: string; expiresAt?: number | null },
+    input: {
+      change: PlanChange;
+      name?: string;
+      expiresAt?: number | null;
+      /** Every scope when absent. */
+      scopes?: readonly string[];
+    },
     actor: Actor,
   ): Promise<NewKeyResult> {
     const problem = planChangeProblem(input.change);
     if (problem !== undefined) throw problem;
+    const scopes = input.scopes === undefined ? ALL_SCOPES : parseScopes(input.scopes);
     const customLimits = limitsOf(input.change);
     const expiresAt = input.expiresAt ?? undefined;
     const { record, key } = await this.apiKeys.create(
@@ -183,6 +194,7 @@ export class KeyManagementService {
         label: input.name ?? '',
         ...(customLimits ? { customLimits } : {}),
         ...(expiresAt !== undefined ? { expiresAt } : {}),
+        scopes,
       },
       (fresh) =>
         this.auditRecord(fresh.id, 'create', actor, {
@@ -193,6 +205,7 @@ export class KeyManagementService {
             to: customLimits ?? ApiKeyService.limitsOf({ ...fresh, deprecatedCalls: 0 }),
           },
           expiresAt: { from: null, to: iso(fresh.expiresAt) },
+          scopes: { from: null, to: [...fresh.scopes] },
         }),
     );
     return { key: toKeyView(record, this.clock.now()), secret: key };
@@ -222,6 +235,18 @@ export class KeyManagementService {
     return this.change(before, update, 'set_plan', actor, {
       plan: { from: before.plan, to: change.plan },
       limits: { from: limitsChange(before), to: { ...limitsAfter } },
+    });
+  }
+
+  /**
+   * What the key may do from now on (at least one scope). Every instance's cache drops the key as
+   * for a plan change, so the next request is judged by the new scopes there too.
+   */
+  async setScopes(keyId: string, scopes: readonly string[], actor: Actor): Promise<KeyView> {
+    const after = parseScopes(scopes);
+    const before = await this.existing(keyId);
+    return this.change(before, { scopes: after }, 'set_scopes', actor, {
+      scopes: { from: [...before.scopes], to: [...after] },
     });
   }
 

@@ -1,6 +1,7 @@
 import { type Kysely, type Migration, sql } from 'kysely';
 import {
-  CACHED_KEY_COLUMNS,
+  CACHED_KEY_COLUMNS_BEFORE_SCOPES,
+  keyScopesMigration,
   liftedBanMigration,
   sharedMigrations,
 } from '../sql/shared-migrations.js';
@@ -153,7 +154,7 @@ export const POSTGRES_MIGRATIONS: Record<string, Migration> = {
           RETURN NULL;
         END $$`.execute(db);
       await sql`CREATE TRIGGER api_keys_changed
-        AFTER UPDATE OF ${CACHED_KEY_COLUMNS} OR DELETE ON api_keys
+        AFTER UPDATE OF ${CACHED_KEY_COLUMNS_BEFORE_SCOPES} OR DELETE ON api_keys
         FOR EACH STATEMENT EXECUTE FUNCTION api_keys_changed()`.execute(db);
     },
     async down(db: Kysely<unknown>) {
@@ -163,4 +164,10 @@ export const POSTGRES_MIGRATIONS: Record<string, Migration> = {
     },
   },
   '2026-12-01-11-lifted-ban': liftedBanMigration(TYPES),
+  '2026-12-02-12-key-scopes': keyScopesMigration(TYPES, async (db, columns) => {
+    await sql`DROP TRIGGER api_keys_changed ON api_keys`.execute(db);
+    await sql`CREATE TRIGGER api_keys_changed
+      AFTER UPDATE OF ${columns} OR DELETE ON api_keys
+      FOR EACH STATEMENT EXECUTE FUNCTION api_keys_changed()`.execute(db);
+  }),
 };
