@@ -33,9 +33,7 @@ export function isScope(value: string): value is Scope {
  * do nothing is a mistake, not a wish (revoke it instead).
  */
 export function parseScopes(input: string | readonly string[]): Scope[] {
-  const items = (typeof input === 'string' ? input.split(',') : input).map((item) =>
-    item.trim(),
-  );
+  const items = (typeof input === 'string' ? input.split(',') : input).map((item) => item.trim());
   const wanted = new Set<string>();
   for (const item of items) {
     if (item === '') continue;

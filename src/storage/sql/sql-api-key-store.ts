@@ -116,7 +116,9 @@ export class SqlApiKeyStore implements ApiKeyStore {
         // Named only when set, so the statement also fits a schema from before expiry existed.
         ...(record.expiresAt !== undefined ? { expires_at: record.expiresAt } : {}),
         // Likewise from before scopes: the column's default is every scope.
-        ...(record.scopes.length < ALL_SCOPES.length ? { scopes: formatScopes(record.scopes) } : {}),
+        ...(record.scopes.length < ALL_SCOPES.length
+          ? { scopes: formatScopes(record.scopes) }
+          : {}),
       })
       .compile();
     await this.writes.run([insert, ...this.auditStatements(audit)]);

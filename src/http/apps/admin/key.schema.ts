@@ -118,9 +118,17 @@ export const AuditSchema = Type.Array(
       at: Type.String({ format: 'date-time' }),
       keyId: Type.String(),
       action: Type.Union(
-        ['create', 'set_plan', 'set_expiry', 'roll', 'revoke', 'unban', 'ban', 'ban_end'].map((a) =>
-          Type.Literal(a),
-        ),
+        [
+          'create',
+          'set_plan',
+          'set_scopes',
+          'set_expiry',
+          'roll',
+          'revoke',
+          'unban',
+          'ban',
+          'ban_end',
+        ].map((a) => Type.Literal(a)),
       ),
       changes: Type.Record(
         Type.String(),
