@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { SCOPES } from '../../../domain/api-keys/scopes.js';
 import { MAX_CUSTOM_LIMIT, type Plan, PLANS } from '../../../domain/rate-limits/plans.js';
 
 /**
@@ -21,6 +22,7 @@ const EXAMPLE_KEY = {
   name: 'acme-prod',
   plan: 'pro',
   limits: { perMinute: 300, perDay: 10_000 },
+  scopes: ['pets:read', 'pets:write'],
   prefix: 'pa_live_4kP2',
   state: 'active',
   createdAt: '2026-11-24T10:00:00.000Z',
@@ -31,6 +33,15 @@ const EXAMPLE_KEY = {
   previousSecretExpiresAt: null,
   deprecatedCalls: 0,
 } as const;
+
+/** A list of scopes: at least one, each once (pets:read lists and reads pets, pets:write creates). */
+const scopes = (description: string) =>
+  Type.Array(Type.Union(SCOPES.map((scope) => Type.Literal(scope))), {
+    minItems: 1,
+    maxItems: SCOPES.length,
+    uniqueItems: true,
+    description,
+  });
 
 const time = (description: string) =>
   Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description });
@@ -46,6 +57,9 @@ export const KeySchema = Type.Object(
     limits: Type.Object(
       { perMinute: Type.Integer(), perDay: Type.Integer() },
       { additionalProperties: false, description: 'The limits in force.' },
+    ),
+    scopes: scopes(
+      'What the key may do: pets:read (listPets, getPet), pets:write (createPet). Any other operation gets 403 insufficient_scope.',
     ),
     prefix: Type.String({
       description: 'The first 12 characters of the secret; never the secret.',
@@ -162,6 +176,7 @@ export const CreateKeyBodySchema = Type.Object(
     expiresAt: Type.Optional(
       Type.String({ pattern: RFC3339, description: 'RFC 3339; the key stops working then.' }),
     ),
+    scopes: Type.Optional(scopes('What the key may do; both scopes when absent.')),
   },
   { additionalProperties: false, examples: [{ plan: 'pro', name: 'acme-prod' }] },
 );
@@ -182,6 +197,11 @@ export const SetExpiryBodySchema = Type.Object(
     }),
   },
   { additionalProperties: false, examples: [{ expiresAt: '2027-01-31T00:00:00Z' }] },
+);
+
+export const SetScopesBodySchema = Type.Object(
+  { scopes: scopes('What the key may do from now on.') },
+  { additionalProperties: false, examples: [{ scopes: ['pets:read'] }] },
 );
 
 export const RollBodySchema = Type.Object(
