@@ -178,8 +178,8 @@ export class KeyManagementService {
       change: PlanChange;
       name?: string;
       expiresAt?: number | null;
-      /** Every scope when absent. */
-      scopes?: readonly string[];
+      /** A list or a comma list; every scope when absent. */
+      scopes?: string | readonly string[];
     },
     actor: Actor,
   ): Promise<NewKeyResult> {
@@ -242,7 +242,11 @@ export class KeyManagementService {
    * What the key may do from now on (at least one scope). Every instance's cache drops the key as
    * for a plan change, so the next request is judged by the new scopes there too.
    */
-  async setScopes(keyId: string, scopes: readonly string[], actor: Actor): Promise<KeyView> {
+  async setScopes(
+    keyId: string,
+    scopes: string | readonly string[],
+    actor: Actor,
+  ): Promise<KeyView> {
     const after = parseScopes(scopes);
     const before = await this.existing(keyId);
     return this.change(before, { scopes: after }, 'set_scopes', actor, {
