@@ -298,6 +298,26 @@ describe.runIf(available)('PostgreSQL storage', () => {
       }
     });
 
+    it('gives every key that existed before scopes both scopes, and keeps a narrower one', async () => {
+      const { storage } = await freshStorage();
+      try {
+        await storage.migrate();
+        await expect(storage.migrateDown()).resolves.toEqual(['reverted 2026-12-02-12-key-scopes']);
+        await storage.apiKeys.insert(keyRecord('key_old', 1_000));
+
+        await expect(storage.migrate()).resolves.toEqual(['applied 2026-12-02-12-key-scopes']);
+
+        expect((await storage.apiKeys.findById('key_old'))?.scopes).toEqual([
+          'pets:read',
+          'pets:write',
+        ]);
+        await storage.apiKeys.insert({ ...keyRecord('key_new', 2_000), scopes: ['pets:read'] });
+        expect((await storage.apiKeys.findById('key_new'))?.scopes).toEqual(['pets:read']);
+      } finally {
+        await storage.close();
+      }
+    });
+
     it('numbers the keys that exist before the seq migration in creation order', async () => {
       const { storage } = await freshStorage();
       try {
