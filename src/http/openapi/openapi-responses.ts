@@ -1,4 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox';
+import { requiredScopeOf } from '../../domain/api-keys/scopes.js';
 import { errorBody, ERRORS } from '../errors/error-table.js';
 import { ErrorSchema } from '../errors/error.schema.js';
 import type { ErrorCode } from '../errors/http-error.js';
@@ -37,6 +38,13 @@ const ERROR_HEADERS: Partial<Record<number, HeaderDoc>> = {
     'WWW-Authenticate': {
       description:
         'RFC 6750 challenge: `Bearer realm="pets"`, with `error="invalid_token"` when a key was sent.',
+      schema: text,
+    },
+  },
+  403: {
+    'WWW-Authenticate': {
+      description:
+        'RFC 6750 challenge naming the scope the key lacks: `Bearer realm="pets", error="insufficient_scope", scope="pets:write"`.',
       schema: text,
     },
   },
@@ -115,4 +123,18 @@ export function errorResponses(codes: readonly ErrorCode[], own: OwnExamples = {
     );
   }
   return responses;
+}
+
+/** The bearer scheme of the pet API's document (openapi.plugin.ts). */
+export const API_SECURITY_SCHEME = 'bearerAuth';
+
+/**
+ * The `security` requirement of an operation (by operationId): the bearer scheme with the scope the key needs. OpenAPI
+ * 3.1 lets a requirement on a scheme other than OAuth2 list role names (4.8.30); here they are the
+ * key's scopes, which the 403 `insufficient_scope` challenge names the same way.
+ */
+export function scopeSecurity(operationId: string): Array<Record<string, string[]>> {
+  const scope = requiredScopeOf(operationId);
+  if (scope === undefined) throw new Error(`${operationId} needs no scope: it is no operation`);
+  return [{ [API_SECURITY_SCHEME]: [scope] }];
 }

@@ -13,7 +13,7 @@ import type { PetService } from '../../../../domain/pets/pet-service.js';
 import type { CachedAnswer } from '../../../answers/cached-answer.js';
 import { deprecationHeaders, GET_PET, type PetAnswers } from '../../../answers/pet-answers.js';
 import { httpErrors } from '../../../errors/http-error.js';
-import { errorResponses, jsonResponse } from '../../../openapi/openapi-responses.js';
+import { errorResponses, jsonResponse, scopeSecurity } from '../../../openapi/openapi-responses.js';
 import { problems } from '../../../validation/validator-compiler.js';
 import { sendAnswer } from '../../reply-answer.js';
 import { PetIdParamsSchema, PetSchema } from './pet.schema.js';
@@ -47,6 +47,7 @@ export function registerGetPet(
     {
       schema: {
         operationId: GET_PET.operationId,
+        security: scopeSecurity(GET_PET.operationId),
         summary: 'Get a pet (deprecated)',
         description: `Deprecated: removed on ${GET_PET_SUNSET_HTTP_DATE}; from then on it answers 410. Use GET /pets with a status filter instead.`,
         deprecated: GET_PET.deprecated,
@@ -54,11 +55,14 @@ export function registerGetPet(
         params: PetIdParamsSchema,
         response: {
           200: jsonResponse('The pet.', Type.Ref(PetSchema), DEPRECATION_HEADERS),
-          ...errorResponses(['invalid_parameter', 'unauthorized', 'not_found', 'gone'], {
-            invalid_parameter: httpErrors.invalidParameter(
-              problems.integerRange('petId', 1n, INT64_MAX),
-            ),
-          }),
+          ...errorResponses(
+            ['invalid_parameter', 'unauthorized', 'insufficient_scope', 'not_found', 'gone'],
+            {
+              invalid_parameter: httpErrors.invalidParameter(
+                problems.integerRange('petId', 1n, INT64_MAX),
+              ),
+            },
+          ),
         },
       },
       // Every answer of the operation, its refusals included, carries the deprecation headers

@@ -6,7 +6,7 @@ import { PAGE_SIZE } from '../../../../domain/pets/pet.js';
 import type { PetService } from '../../../../domain/pets/pet-service.js';
 import type { CachedAnswer } from '../../../answers/cached-answer.js';
 import { LIST_PETS, type PetAnswers } from '../../../answers/pet-answers.js';
-import { errorResponses, jsonResponse } from '../../../openapi/openapi-responses.js';
+import { errorResponses, jsonResponse, scopeSecurity } from '../../../openapi/openapi-responses.js';
 import { sendAnswer } from '../../reply-answer.js';
 import { ListPetsQuerySchema, PetsSchema } from './pet.schema.js';
 
@@ -21,6 +21,7 @@ export function registerListPets(
     {
       schema: {
         operationId: LIST_PETS.operationId,
+        security: scopeSecurity(LIST_PETS.operationId),
         summary: 'List pets',
         description:
           'Pets ordered by id ascending, optionally filtered by status. When more pets exist, a `Link: <...>; rel="next"` header gives the URL of the next page.',
@@ -34,7 +35,7 @@ export function registerListPets(
               schema: { type: 'string' },
             },
           }),
-          ...errorResponses(['invalid_parameter', 'unauthorized']),
+          ...errorResponses(['invalid_parameter', 'unauthorized', 'insufficient_scope']),
         },
       },
     },
