@@ -129,9 +129,10 @@ export function errorResponses(codes: readonly ErrorCode[], own: OwnExamples = {
 export const API_SECURITY_SCHEME = 'bearerAuth';
 
 /**
- * The `security` requirement of an operation (by operationId): the bearer scheme with the scope the key needs. OpenAPI
- * 3.1 lets a requirement on a scheme other than OAuth2 list role names (4.8.30); here they are the
- * key's scopes, which the 403 `insufficient_scope` challenge names the same way.
+ * The `security` requirement of an operation (by operationId): the bearer scheme with the scope
+ * the key needs. OpenAPI 3.1 lets a requirement on a scheme other than OAuth2 list role names
+ * (Security Requirement Object); here they are the key's scopes, named as the 403
+ * `insufficient_scope` challenge names them.
  */
 export function scopeSecurity(operationId: string): Array<Record<string, string[]>> {
   const scope = requiredScopeOf(operationId);
