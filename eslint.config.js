@@ -9,6 +9,7 @@ export default tseslint.config(
       'release/**',
       'packages/*/dist/**',
       'packages/*/src/generated/**',
+      'console/src/generated/**',
       'build/**',
       'node_modules/**',
       'coverage/**',
@@ -19,7 +20,13 @@ export default tseslint.config(
   ...tseslint.configs.recommended,
   {
     // Tool configuration files are found by their default export; the rule is for our code.
-    files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'packages/*/src/**/*.ts'],
+    files: [
+      'src/**/*.ts',
+      'test/**/*.ts',
+      'bench/**/*.ts',
+      'packages/*/src/**/*.ts',
+      'console/src/**/*.ts',
+    ],
     rules: {
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/consistent-type-imports': 'error',

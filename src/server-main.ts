@@ -1,4 +1,5 @@
 import { type Config, ConfigError, loadConfigFromProcess } from './config/config.js';
+import { processUrlSecrets, redactSecrets } from './config/redact.js';
 import { buildAdminApp } from './http/apps/admin/admin-app.js';
 import { buildApp } from './http/apps/public/public-app.js';
 import type { FastifyBaseLogger } from 'fastify';
@@ -15,7 +16,7 @@ function loadConfigOrExit(): Config {
     return loadConfigFromProcess();
   } catch (error) {
     if (error instanceof ConfigError) {
-      process.stderr.write(`petstore: ${error.message}\n`);
+      process.stderr.write(`petstore: ${redactSecrets(error.message, processUrlSecrets())}\n`);
       process.exit(1);
     }
     throw error;
@@ -61,7 +62,11 @@ async function bootstrapKey(config: Config, services: Services, log: FastifyBase
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
-  const logger = createLogger({ level: config.logLevel, ...(await logDestination()) });
+  const logger = createLogger({
+    level: config.logLevel,
+    secrets: processUrlSecrets(),
+    ...(await logDestination()),
+  });
   logger.info(
     {
       version: BUILD_VERSION,

@@ -1,4 +1,5 @@
-import type { Config } from './config/config.js';
+import { type Config, ConfigError } from './config/config.js';
+import type { KeyEnvironment } from './domain/api-keys/api-key.js';
 import { AdminAdmissionService } from './domain/admin-tokens/admin-admission.js';
 import { AdminIdempotency } from './domain/admin-tokens/admin-idempotency.js';
 import { AdminTokenService } from './domain/admin-tokens/admin-token-service.js';
@@ -126,6 +127,12 @@ export async function createServices(
         time: options.clock ? 'caller' : 'database',
       }));
     if (options.storage === undefined) owned.push(storage);
+    // One environment per database: a process that migrates (a server, the CLI's commands on keys
+    // and data) records its own in a database that has none, and refuses another's. A storage
+    // passed in (tests) is the caller's to check.
+    if (options.storage === undefined && options.migrate === true) {
+      await checkDatabaseEnvironment(storage, config.environment, { claim: true });
+    }
 
     const onRedisError = (error: Error) =>
       log?.warn(
@@ -304,6 +311,30 @@ export async function createServices(
     await closeAll(owned);
     throw error;
   }
+}
+
+/**
+ * Refuses (ConfigError) a database that records another PETSTORE_ENV than `environment`; with
+ * `claim`, records `environment` first in a database that records none.
+ */
+export async function checkDatabaseEnvironment(
+  storage: Storage,
+  environment: KeyEnvironment,
+  options: { claim: boolean },
+): Promise<void> {
+  const recorded = await storage.environment?.(options.claim ? environment : undefined);
+  if (recorded !== undefined && recorded !== environment) {
+    throw new ConfigError(environmentMismatch(recorded, environment));
+  }
+}
+
+/** Names both environments and the two ways out, for the server's and the CLI's stderr. */
+export function environmentMismatch(recorded: KeyEnvironment, running: KeyEnvironment): string {
+  return (
+    `this database belongs to PETSTORE_ENV=${recorded}, but this process runs with ` +
+    `PETSTORE_ENV=${running} (unset means production): set PETSTORE_ENV=${recorded} to use it, ` +
+    `or point DATABASE_URL at the ${running} database`
+  );
 }
 
 /** Waits for `work` until `deadline` (epoch ms), whichever comes first. */

@@ -16,8 +16,18 @@ export interface CommandContext {
 }
 
 export type Run = (context: CommandContext) => Promise<void>;
+/** What a remote command may read besides its arguments: secrets stay off the command line. */
+export interface RemoteInput {
+  /** The process's environment (a test passes its own). */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Standard input, for a secret piped in (`--key -`). */
+  readonly stdin: AsyncIterable<string | Buffer>;
+}
+
 /** The work of a command that talks to a deployment over HTTP and opens nothing locally. */
-export type RemoteRun = (io: { readonly stdout: Output; readonly stderr: Output }) => Promise<void>;
+export type RemoteRun = (
+  io: { readonly stdout: Output; readonly stderr: Output } & RemoteInput,
+) => Promise<void>;
 
 interface CommandBase {
   /** The words that select it, e.g. "keys create". */

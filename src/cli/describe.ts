@@ -1,4 +1,5 @@
 import type { Config } from '../config/config.js';
+import { redactUrl } from '../config/redact.js';
 import type { ApiKeyRecord } from '../domain/api-keys/api-key.js';
 import { ApiKeyService } from '../domain/api-keys/api-key-service.js';
 import type { KeyView } from '../domain/api-keys/key-management-service.js';
@@ -6,9 +7,8 @@ import type { KeyView } from '../domain/api-keys/key-management-service.js';
 /** Where a command acts, for operators who run it against the wrong file; never shows a password. */
 export function describeDatabase(database: Config['database']): string {
   if (database.kind === 'sqlite') return `SQLite database ${database.path}`;
-  const url = new URL(database.url);
-  if (url.password !== '') url.password = '***';
-  return `PostgreSQL database ${url.toString()}`;
+  // The password in the user part and in the query (`?password=`, libpq's other way) both go.
+  return `PostgreSQL database ${redactUrl(database.url)}`;
 }
 
 /** "free 60/min 1000/day"; a damaged enterprise row shows as such rather than failing the listing. */

@@ -1,5 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { Readable } from 'node:stream';
+import { BUILD_VERSION } from '../build-info.js';
 import { type Config, ConfigError, loadConfigFromProcess } from '../config/config.js';
+import { processUrlSecrets, redactSecrets, urlSecrets } from '../config/redact.js';
 import type { Clock } from '../domain/clock.js';
 import { DomainError } from '../domain/errors.js';
 import { createServices, type Services } from '../services.js';
@@ -39,6 +41,9 @@ export interface CliIo {
   config?: Config;
   /** Tests pass their clock, so bans and revocations line up with a server's moved time. */
   clock?: Clock;
+  /** The environment and standard input a remote command reads (`check`'s API key); none if absent. */
+  env?: Readonly<Record<string, string | undefined>>;
+  stdin?: AsyncIterable<string | Buffer>;
 }
 
 const COMMANDS: readonly Command[] = [
@@ -70,12 +75,6 @@ const HELP_FLAGS = new Set(['--help', '-h']);
 export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
 
 /** The package's version, from package.json beside src/ and dist/. */
-function version(): string {
-  const text = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
-  const parsed = JSON.parse(text) as { version?: unknown };
-  return typeof parsed.version === 'string' ? parsed.version : 'unknown';
-}
-
 function overview(commands: readonly Command[]): string {
   const width = Math.max(...commands.map((c) => c.name.length));
   return [
@@ -148,7 +147,8 @@ function unknownCommand(words: readonly string[], helpAsked: boolean, io: CliIo)
  * Runs one petstore command and resolves with its exit status. It never throws, and it always
  * closes the storage it opened, so the binary only has to hand over argv and streams.
  */
-export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+export async function runCli(argv: readonly string[], given: CliIo): Promise<number> {
+  const io = withoutSecrets(given);
   const { stdout, stderr } = io;
   const [first] = argv;
 
@@ -157,7 +157,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return EXIT.usage;
   }
   if (first === '--version' || first === '-V') {
-    stdout.write(`${version()}\n`);
+    // package.json's version, the one /version and petstore_build_info report.
+    stdout.write(`${BUILD_VERSION}\n`);
     return EXIT.ok;
   }
   if (HELP_FLAGS.has(first) || (first === 'help' && argv.length === 1)) {
@@ -197,6 +198,23 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return EXIT.failure;
   }
   return start();
+}
+
+/**
+ * The IO with the passwords of DATABASE_URL and REDIS_URL masked in all it writes, whichever
+ * command or driver error quotes them (config/redact.ts).
+ */
+function withoutSecrets(io: CliIo): CliIo {
+  const secrets = urlSecrets({
+    DATABASE_URL: io.config?.database.kind === 'postgres' ? io.config.database.url : undefined,
+    REDIS_URL: io.config?.redis?.url,
+  })
+    .concat(processUrlSecrets())
+    .sort((a, b) => b.length - a.length);
+  const masked = (output: Output): Output => ({
+    write: (text: string) => output.write(redactSecrets(text, secrets)),
+  });
+  return { ...io, stdout: masked(io.stdout), stderr: masked(io.stderr) };
 }
 
 /** A command on the DATABASE_URL storage, through the same services as the server. */
@@ -247,9 +265,20 @@ async function runLocal(command: LocalCommand, run: Run, io: CliIo): Promise<num
 
 async function runRemote(command: RemoteCommand, run: RemoteRun, io: CliIo): Promise<number> {
   try {
-    await run({ stdout: io.stdout, stderr: io.stderr });
+    await run({
+      stdout: io.stdout,
+      stderr: io.stderr,
+      env: io.env ?? {},
+      stdin: io.stdin ?? Readable.from([]),
+    });
     return 0;
   } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr.write(
+        `petstore ${command.name}: ${error.message}; see petstore ${command.name} --help\n`,
+      );
+      return command.usageStatus ?? EXIT.usage;
+    }
     if (error instanceof CommandError) {
       io.stderr.write(`petstore ${command.name}: ${error.message}\n`);
     } else {

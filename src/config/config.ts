@@ -1,4 +1,6 @@
+import { isIP } from 'node:net';
 import type { KeyEnvironment } from '../domain/api-keys/api-key.js';
+import { redactUrl } from './redact.js';
 
 export type DatabaseConfig =
   | { kind: 'sqlite'; path: string }
@@ -25,7 +27,10 @@ export interface RedisConfig {
   readonly url: string;
   /** Seed nodes of a Redis Cluster (REDIS_CLUSTER_NODES), used instead of url when set. */
   readonly clusterNodes?: readonly RedisNode[];
-  /** Prefix of every key this service writes (REDIS_KEY_PREFIX), so deployments can share a server. */
+  /**
+   * Prefix of every key this service writes (REDIS_KEY_PREFIX; `petstore:<PETSTORE_ENV>:` by
+   * default), so deployments and environments can share a server.
+   */
   readonly keyPrefix: string;
   /** A command not answered within this time fails (REDIS_COMMAND_TIMEOUT_MS): 503, never a hang. */
   readonly commandTimeoutMs: number;
@@ -43,6 +48,22 @@ export interface ConnectionLimits {
    * clients' slow connections, and TRUST_PROXY rate-limits them by X-Forwarded-For).
    */
   readonly perAddress: number;
+  /**
+   * After a connection from an address was closed for pipelining too far ahead, how long every new
+   * connection from that address is closed at once (PIPELINE_PENALTY_SECONDS; 0: never). A client
+   * that reconnects after each such close would otherwise have each new connection's first read
+   * parsed in full, thousands of requests, and slow every other client for as long as it goes on.
+   * The proxies TRUST_PROXY lists by address are exempt, as from the per-address cap; behind
+   * another proxy every connection comes from the proxy: there set it to 0.
+   */
+  readonly pipelinePenaltyMs: number;
+  /**
+   * Addresses and CIDR ranges the per-address cap leaves out: the proxies TRUST_PROXY lists by
+   * address. Every connection a proxy opens comes from its one address, so a burst of clients
+   * through it would otherwise fill that address's slots and refuse its health checks too. TRUST_PROXY
+   * `true` or a hop count names no address, and exempts none.
+   */
+  readonly proxies: readonly string[];
 }
 
 /**
@@ -238,7 +259,8 @@ export const DEFAULT_BAN_SECONDS = 900;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 function fail(name: string, expected: string, got: string): never {
-  throw new ConfigError(`${name} must be ${expected} (got ${JSON.stringify(got)})`);
+  // A mistyped URL is quoted back without its password (config/redact.ts).
+  throw new ConfigError(`${name} must be ${expected} (got ${JSON.stringify(redactUrl(got))})`);
 }
 
 function read(env: Env, name: string): string | undefined {
@@ -291,7 +313,7 @@ function database(env: Env): DatabaseConfig {
   };
 }
 
-function redis(env: Env): RedisConfig | undefined {
+function redis(env: Env, environment: KeyEnvironment): RedisConfig | undefined {
   const raw = read(env, 'REDIS_URL');
   const nodes = read(env, 'REDIS_CLUSTER_NODES');
   if (raw !== undefined && nodes !== undefined) {
@@ -302,7 +324,9 @@ function redis(env: Env): RedisConfig | undefined {
   }
   if (raw === undefined && nodes === undefined) return undefined;
   if (raw !== undefined) url('REDIS_URL', raw, ['redis:', 'rediss:']);
-  const keyPrefix = read(env, 'REDIS_KEY_PREFIX') ?? 'petstore:';
+  // The environment is part of the default, so staging and production on one Redis never share a
+  // budget; a prefix set by hand is the operator's to keep apart per environment.
+  const keyPrefix = read(env, 'REDIS_KEY_PREFIX') ?? `petstore:${environment}:`;
   if (!/^[A-Za-z0-9:_.-]{1,64}$/.test(keyPrefix)) {
     fail('REDIS_KEY_PREFIX', '1 to 64 letters, digits or :_.-', keyPrefix);
   }
@@ -329,16 +353,35 @@ function clusterNodes(raw: string): readonly RedisNode[] {
   return Object.freeze(parsed);
 }
 
+const TRUST_PROXY_EXPECTED = 'true, false, a hop count, or trusted addresses/CIDRs';
+
 function trustProxy(env: Env): TrustProxy {
   const raw = read(env, 'TRUST_PROXY');
   if (raw === undefined || raw === 'false') return false;
   if (raw === 'true') return true;
   if (/^\d+$/.test(raw)) return Number(raw);
   // A comma-separated list of trusted addresses or CIDR ranges, as Fastify's trustProxy takes it.
-  if (!/^[0-9a-fA-F.:/, ]+$/.test(raw)) {
-    fail('TRUST_PROXY', 'true, false, a hop count, or trusted addresses/CIDRs', raw);
-  }
+  if (!/^[0-9a-fA-F.:/, ]+$/.test(raw)) fail('TRUST_PROXY', TRUST_PROXY_EXPECTED, raw);
+  trustedAddresses(raw);
   return raw;
+}
+
+/** The entries of a TRUST_PROXY list, each an address or an address/prefix-length range. */
+function trustedAddresses(raw: string): string[] {
+  const entries = raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  for (const entry of entries) {
+    const [address = '', prefix, extra] = entry.split('/');
+    const family = isIP(address);
+    const bits = family === 6 ? 128 : 32;
+    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits);
+    if (family === 0 || !prefixOk || extra !== undefined) {
+      fail('TRUST_PROXY', TRUST_PROXY_EXPECTED, raw);
+    }
+  }
+  return entries;
 }
 
 /** A base address as the OpenAPI `servers` take it: without a trailing `/` or `/v1`. */
@@ -365,9 +408,11 @@ function otherEnvironment(env: Env, serving: KeyEnvironment): Config['otherEnvir
  */
 export const DEFAULT_MAX_CONNECTIONS = 4096;
 export const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 256;
+export const DEFAULT_PIPELINE_PENALTY_SECONDS = 10;
 
-function connections(env: Env): ConnectionLimits {
+function connections(env: Env, trust: TrustProxy): ConnectionLimits {
   const total = integer(env, 'MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS, 1, 1_000_000);
+  const proxies = typeof trust === 'string' ? trustedAddresses(trust) : [];
   return Object.freeze({
     total,
     perAddress: integer(
@@ -377,6 +422,9 @@ function connections(env: Env): ConnectionLimits {
       1,
       total,
     ),
+    pipelinePenaltyMs:
+      integer(env, 'PIPELINE_PENALTY_SECONDS', DEFAULT_PIPELINE_PENALTY_SECONDS, 0, 86_400) * 1000,
+    proxies: Object.freeze(proxies),
   });
 }
 
@@ -432,16 +480,17 @@ export function loadConfig(env: Env): Config {
   }
   const environment = oneOf(env, 'PETSTORE_ENV', ['production', 'staging'] as const, 'production');
   const admin = adminListener(env, port);
+  const trust = trustProxy(env);
   return Object.freeze({
     port,
     host,
     database: Object.freeze(database(env)),
-    redis: redis(env),
+    redis: redis(env, environment),
     environment,
     publicBaseUrl,
     otherEnvironment: otherEnvironment(env, environment),
-    trustProxy: trustProxy(env),
-    connections: connections(env),
+    trustProxy: trust,
+    connections: connections(env, trust),
     banAfter: integer(env, 'PETSTORE_BAN_AFTER', 10, 1, 1_000_000),
     banSeconds: integer(env, 'PETSTORE_BAN_SECONDS', DEFAULT_BAN_SECONDS, 1, 31_536_000),
     corsOrigins: Object.freeze(corsOrigins),
@@ -463,4 +512,14 @@ export function loadConfig(env: Env): Config {
 /** The one place the process environment is read. */
 export function loadConfigFromProcess(): Config {
   return loadConfig(process.env);
+}
+
+/**
+ * What `petstore check` reads from the environment: the API key of the deployment it checks
+ * (PETSTORE_API_KEY), which a command line would show to other users and keep in shell history.
+ * Not a setting of the service, so not part of Config.
+ */
+export function checkEnvironmentFromProcess(): { PETSTORE_API_KEY?: string } {
+  const key = process.env.PETSTORE_API_KEY;
+  return key === undefined ? {} : { PETSTORE_API_KEY: key };
 }

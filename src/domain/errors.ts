@@ -9,6 +9,7 @@ export type DomainErrorCode =
   | 'not_found'
   | 'key_not_found'
   | 'key_revoked'
+  | 'key_changed'
   | 'gone'
   | 'idempotency_key_in_use'
   | 'idempotency_key_reused';
@@ -35,6 +36,12 @@ export const domainErrors = {
       'invalid_parameter',
       `cursor belongs to ${filter ? `status=${filter}` : 'the unfiltered list'}: repeat that filter or start again without cursor`,
     ),
+  /** A key listing's cursor used with another filter or order than the one it was made for. */
+  invalidKeyCursorShape: () =>
+    new DomainError(
+      'invalid_parameter',
+      'cursor belongs to another filter or order: repeat those parameters or start again without cursor',
+    ),
   idempotencyKeyReused: () =>
     new DomainError(
       'idempotency_key_reused',
@@ -45,9 +52,21 @@ export const domainErrors = {
       'idempotency_key_in_use',
       'A request with this Idempotency-Key is still being processed; retry after it finishes',
     ),
+  /** The first request with the key ended without a stored answer: it may have been done. */
+  idempotencyKeyUnanswered: () =>
+    new DomainError(
+      'idempotency_key_in_use',
+      'The first request with this Idempotency-Key ended without a stored answer and may have been done (check the keys and the audit trail); it is not run again: use a new Idempotency-Key',
+    ),
   keyNotFound: (id: string) =>
     new DomainError('key_not_found', `No API key has the id ${JSON.stringify(id)}`),
   /** A revoked key stays revoked: a new secret for it would be refused like the old one. */
+  /** Other changes of the key kept landing between reading it and changing it. */
+  keyChanged: (id: string) =>
+    new DomainError(
+      'key_changed',
+      `The API key ${JSON.stringify(id)} was changed by other requests while this change was made, several times over; nothing was changed: read the key and try again`,
+    ),
   keyRevoked: (id: string) =>
     new DomainError(
       'key_revoked',

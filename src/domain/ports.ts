@@ -1,6 +1,12 @@
 import type { AdminIdempotencyStore, AdminTokenStore } from './admin-tokens/admin-token.js';
-import type { ApiKeyRecord, ApiKeyUpdate, NewApiKeyRecord } from './api-keys/api-key.js';
+import type {
+  ApiKeyRecord,
+  ApiKeyUpdate,
+  KeyEnvironment,
+  NewApiKeyRecord,
+} from './api-keys/api-key.js';
 import type { AuditAction, AuditRecord, UsageCount } from './api-keys/key-audit.js';
+import type { KeyListQuery } from './api-keys/key-listing.js';
 import type { NewPet, Pet, PetStatus } from './pets/pet.js';
 
 export type { Clock } from './clock.js';
@@ -117,6 +123,11 @@ export interface ApiKeyStore {
   /** Oldest first. */
   list(): Promise<ApiKeyRecord[]>;
   /**
+   * One page of keys in the order and under the filter asked (src/domain/api-keys/key-listing.ts),
+   * read through an index rather than by sorting every key.
+   */
+  page(query: KeyListQuery): Promise<ApiKeyRecord[]>;
+  /**
    * Hashes of the keys whose `seq` is above the given one, revoked ones included, by ascending
    * `seq`. The store allocates `seq` on insert, increasing, whatever the inserting host's clock
    * says; 0 asks for every key.
@@ -125,9 +136,16 @@ export interface ApiKeyStore {
   count(): Promise<number>;
   /**
    * Applies the changes and appends the audit record, in one transaction. Returns false (and
-   * appends nothing) when no such key exists.
+   * appends nothing) when no such key exists, or, given `read`, when the key no longer holds what
+   * `read` saw of it (plan, limits, expiry, secrets, revocation): a change decided from a read
+   * applies only to what was read, whatever else writes the key meanwhile.
    */
-  update(id: string, update: ApiKeyUpdate, audit: AuditRecord): Promise<boolean>;
+  update(
+    id: string,
+    update: ApiKeyUpdate,
+    audit: AuditRecord,
+    read?: ApiKeyRecord,
+  ): Promise<boolean>;
   /**
    * Returns false when no such key exists. Revoking twice keeps the first timestamp, and only the
    * revocation that took effect appends its audit record.
@@ -168,8 +186,13 @@ export interface ApiKeyStore {
 
 /** The audit trail, read-only here: records are appended only with the change they describe. */
 export interface KeyAuditStore {
-  /** Oldest first; `since` (epoch ms) inclusive; at most `limit`. */
-  list(query: { keyId?: string; since?: number; limit: number }): Promise<AuditRecord[]>;
+  /** Oldest first (newest first with `order: 'desc'`); `since` (epoch ms) inclusive; at most `limit`. */
+  list(query: {
+    keyId?: string;
+    since?: number;
+    limit: number;
+    order?: 'asc' | 'desc';
+  }): Promise<AuditRecord[]>;
 }
 
 export type { AuditAction, AuditRecord, UsageCount };
@@ -221,6 +244,11 @@ export interface Storage {
    * Applying any bumps the store generation.
    */
   migrate(): Promise<string[]>;
+  /**
+   * The PETSTORE_ENV the database belongs to; with `claim`, recorded first when none is. Undefined
+   * when none is recorded (or the schema predates the record). Databases only: memory has none.
+   */
+  environment?(claim: KeyEnvironment | undefined): Promise<KeyEnvironment | undefined>;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
   /**

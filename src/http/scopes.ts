@@ -22,7 +22,8 @@ export const API_SCOPE = {
 } as const;
 
 /**
- * The admin API: served only by its own listener (ADMIN_PORT), which serves nothing else; every
+ * The admin API: served only by its own listener (ADMIN_PORT), which serves nothing else but the
+ * console that calls it (CONSOLE_SCOPE); every
  * request under it is admitted by admin token (src/domain/admin-tokens), its description by the
  * address budget. The pet listener has no route here, so it answers 404 as for any unknown path.
  */
@@ -31,6 +32,12 @@ export const ADMIN_SCOPE = {
   prefix: ADMIN_PREFIX,
   documentPath: `${ADMIN_PREFIX}/openapi.json`,
 } as const;
+
+/**
+ * The operator console: its page and assets, served by the admin listener beside the admin API it
+ * calls (src/http/apps/admin/console.route.ts); the page is `${prefix}/`.
+ */
+export const CONSOLE_SCOPE = { prefix: '/admin' } as const;
 
 /** The operations endpoints: unauthenticated, outside the API, never counted against a budget. */
 export const OPERATIONS_ENDPOINTS = {

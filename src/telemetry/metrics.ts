@@ -184,7 +184,7 @@ export function createMetrics(): Metrics {
     }),
     connectionsRefused: new Counter({
       name: 'petstore_connections_refused_total',
-      help: 'Connections closed at once for being over a cap (total: MAX_CONNECTIONS, per_address: MAX_CONNECTIONS_PER_ADDRESS, pipelined: requests read ahead of their answers)',
+      help: 'Connections closed at once for being over a cap (total: MAX_CONNECTIONS, per_address: MAX_CONNECTIONS_PER_ADDRESS, pipelined: requests read ahead of their answers, penalized: a new connection from an address that pipelined too far ahead within PIPELINE_PENALTY_SECONDS)',
       labelNames: ['cap'],
       registers,
     }),

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { KEY_PATTERN, lines } from './cli-harness.js';
+import { testRunEnv } from '../helpers/test-run.js';
 
 const REPO_ROOT = new URL('../../', import.meta.url).pathname;
 const BIN = 'dist/cli/main.js';
@@ -23,7 +24,12 @@ function tempDatabaseUrl(): string {
 function run(command: string, args: string[], databaseUrl: string) {
   const result = spawnSync(command, args, {
     cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATABASE_URL: databaseUrl },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      ...testRunEnv(),
+      DATABASE_URL: databaseUrl,
+    },
     encoding: 'utf8',
     // Generous: killing npm while it works can leave its cache broken for later runs.
     timeout: 60_000,

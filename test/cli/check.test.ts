@@ -13,6 +13,7 @@ import {
   tempDatabaseUrl,
   type ServerProcess,
 } from '../helpers/server-process.js';
+import { testRunEnv } from '../helpers/test-run.js';
 
 interface Run {
   code: number | null;
@@ -21,14 +22,23 @@ interface Run {
 }
 
 /** The built binary, as an operator runs it after a deploy, with a shell's environment only. */
-function checkBinary(args: string[], env: Record<string, string> = {}): Promise<Run> {
+function checkBinary(
+  args: string[],
+  env: Record<string, string> = {},
+  stdin?: string,
+): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(
+    const child = execFile(
       'node',
       ['dist/cli/main.js', 'check', ...args],
       {
         cwd: REPO_ROOT,
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: process.env.HOME ?? '',
+          ...testRunEnv(),
+          ...env,
+        },
         timeout: 30_000,
       },
       (error, stdout, stderr) => {
@@ -36,6 +46,7 @@ function checkBinary(args: string[], env: Record<string, string> = {}): Promise<
         resolve({ code, stdout, stderr });
       },
     );
+    child.stdin?.end(stdin ?? '');
   });
 }
 
@@ -43,8 +54,12 @@ function checkBinary(args: string[], env: Record<string, string> = {}): Promise<
  * The same command run in this process: the first test runs the binary; the others check what the
  * command reports, which a process start (seconds on a busy machine) would not change.
  */
-function petstoreCheck(args: string[]): Promise<Run> {
-  return petstore(NO_DATABASE, ['check', ...args]);
+function petstoreCheck(args: string[], key?: string): Promise<Run> {
+  return petstore(
+    NO_DATABASE,
+    ['check', ...args],
+    key === undefined ? {} : { PETSTORE_API_KEY: key },
+  );
 }
 
 /** The report's verdict per check name, e.g. { "no key": "PASS", createPet: "SKIP" }. */
@@ -115,7 +130,7 @@ async function faultyDeployment(upstream: string, fault: Fault): Promise<Server 
   return Object.assign(server, { url: `http://127.0.0.1:${port}` });
 }
 
-describe('petstore check <base-url> --key K', () => {
+describe('PETSTORE_API_KEY=K petstore check <base-url>', () => {
   let server: ServerProcess;
   let key: string;
   const proxies: Server[] = [];
@@ -144,8 +159,9 @@ describe('petstore check <base-url> --key K', () => {
     dirs.push(dir);
     const local = join(dir, 'never.db');
 
-    const run = await checkBinary([`${server.url}/v1`, '--key', key, '--allow-writes'], {
+    const run = await checkBinary([`${server.url}/v1`, '--allow-writes'], {
       DATABASE_URL: `sqlite:${local}`,
+      PETSTORE_API_KEY: key,
     });
 
     expect(run.stderr).toBe('');
@@ -158,7 +174,7 @@ describe('petstore check <base-url> --key K', () => {
   });
 
   it('takes the base address without /v1 too, and skips the create without --allow-writes', async () => {
-    const run = await petstoreCheck([`${server.url}/`, '--key', key]);
+    const run = await petstoreCheck([`${server.url}/`], key);
 
     expect(run.code).toBe(0);
     const found = verdicts(run.stdout);
@@ -169,7 +185,7 @@ describe('petstore check <base-url> --key K', () => {
   });
 
   it('fails listPets, exit 1, with a key the deployment does not know', async () => {
-    const run = await petstoreCheck([server.url, '--key', generateApiKey('production')]);
+    const run = await petstoreCheck([server.url], generateApiKey('production'));
 
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(
@@ -187,7 +203,7 @@ describe('petstore check <base-url> --key K', () => {
       return { ...answer, body: JSON.stringify(document) };
     });
 
-    const run = await petstoreCheck([url, '--key', key]);
+    const run = await petstoreCheck([url], key);
 
     expect(run.code).toBe(1);
     const failed = Object.entries(verdicts(run.stdout)).filter(([, v]) => v === 'FAIL');
@@ -206,7 +222,7 @@ describe('petstore check <base-url> --key K', () => {
       return { ...answer, body: JSON.stringify(document) };
     });
 
-    const run = await petstoreCheck([url, '--key', key]);
+    const run = await petstoreCheck([url], key);
 
     expect(run.stdout).toContain('PASS  OpenAPI document: the same document');
     expect(run.code).toBe(0);
@@ -219,7 +235,7 @@ describe('petstore check <base-url> --key K', () => {
       return answer;
     });
 
-    const run = await petstoreCheck([url, '--key', key]);
+    const run = await petstoreCheck([url], key);
 
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(
@@ -233,7 +249,7 @@ describe('petstore check <base-url> --key K', () => {
       path === '/healthz' ? { ...answer, body: '{"status":"ok","version":"0.9.0"}' } : answer,
     );
 
-    const run = await petstoreCheck([`${url}/v1`, '--key', key]);
+    const run = await petstoreCheck([`${url}/v1`], key);
 
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(
@@ -242,11 +258,30 @@ describe('petstore check <base-url> --key K', () => {
     expect(run.stderr).toBe('petstore check: 1 of 8 checks failed: version\n');
   });
 
+  it('reads the key from standard input with --key -, and never from the command line', async () => {
+    const run = await checkBinary([server.url, '--key', '-'], {}, `${key}\n`);
+
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(verdicts(run.stdout).listPets).toBe('PASS');
+  });
+
+  it('still takes --key K, warning that the command line shows it', async () => {
+    const run = await petstore(NO_DATABASE, ['check', server.url, '--key', key]);
+
+    expect(run.code).toBe(0);
+    expect(run.stderr).toMatch(
+      /^petstore check: warning: --key K shows the key .*PETSTORE_API_KEY/,
+    );
+    expect(run.stderr).not.toContain(key);
+  });
+
   it.each([
     [[], "the deployment's <base-url> is required"],
-    [['http://127.0.0.1:1'], '--key K is required'],
+    [['http://127.0.0.1:1'], 'set PETSTORE_API_KEY, or pipe it to --key -'],
+    [['http://127.0.0.1:1', '--key', '-'], 'the key must be an API key'],
     [['ftp://example.com', '--key', 'pa_live_x'], '<base-url> must be an http or https URL'],
-    [['http://127.0.0.1:1', '--key', 'secret'], '--key must be an API key'],
+    [['http://127.0.0.1:1', '--key', 'secret'], 'the key must be an API key'],
     [['http://127.0.0.1:1', '--kee', 'x'], 'unknown option --kee'],
   ])('exits 2 without sending anything when called as %j', async (args, message) => {
     const run = await petstoreCheck(args);

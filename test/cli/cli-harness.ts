@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { afterEach } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
 import { runCli } from '../../src/cli/run-cli.js';
@@ -39,6 +40,7 @@ export async function petstore(
   databaseUrl: string,
   argv: string[],
   env: Record<string, string> = {},
+  stdin = '',
 ): Promise<CliResult> {
   const stdout = collector();
   const stderr = collector();
@@ -46,6 +48,8 @@ export async function petstore(
     stdout,
     stderr,
     config: loadConfig({ DATABASE_URL: databaseUrl, ...env }),
+    env: { DATABASE_URL: databaseUrl, ...env },
+    stdin: Readable.from([stdin]),
   });
   return { code, stdout: stdout.text(), stderr: stderr.text() };
 }

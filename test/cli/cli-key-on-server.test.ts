@@ -6,6 +6,7 @@ import {
   tempDatabaseUrl,
   type ServerProcess,
 } from '../helpers/server-process.js';
+import { testRunEnv } from '../helpers/test-run.js';
 
 describe('a key made with the petstore binary, used against the running server', () => {
   let server: ServerProcess | undefined;
@@ -17,6 +18,7 @@ describe('a key made with the petstore binary, used against the running server',
     const env = {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '',
+      ...testRunEnv(),
       DATABASE_URL: tempDatabaseUrl(),
     };
     const petstore = (...args: string[]) =>

@@ -37,6 +37,19 @@ describe.runIf(available)('petstore CLI on PostgreSQL', () => {
       expect(again.stderr).toContain('is up to date; no migration to apply');
     });
 
+    it('names its database without a password given in the query, on migrate and cache-reset', async () => {
+      // Issue 34 item 8: libpq's other way to give one, `?password=`, was printed as it was.
+      const url = new URL(await freshDatabase());
+      url.searchParams.set('password', 'not-shown-either');
+
+      for (const command of [['migrate'], ['cache-reset']]) {
+        const result = await petstore(url.toString(), command);
+        expect(result.code).toBe(0);
+        expect(result.stderr).toContain('PostgreSQL database postgres://');
+        expect(result.stderr + result.stdout).not.toContain('not-shown-either');
+      }
+    });
+
     it('migrates a database that other commands already created', async () => {
       const db = await freshDatabase();
       await petstore(db, ['keys', 'list']);

@@ -13,7 +13,7 @@ describe('loadConfig', () => {
       environment: 'production',
       publicBaseUrl: 'http://127.0.0.1:8080',
       trustProxy: false,
-      connections: { total: 4096, perAddress: 256 },
+      connections: { total: 4096, perAddress: 256, pipelinePenaltyMs: 10_000 },
       banAfter: 10,
       banSeconds: 900,
       corsOrigins: [],
@@ -57,14 +57,18 @@ describe('loadConfig', () => {
         statementTimeoutMs: 5000,
         connectTimeoutMs: 3000,
       },
-      redis: { url: 'redis://127.0.0.1:6379', keyPrefix: 'petstore:', commandTimeoutMs: 1000 },
+      redis: {
+        url: 'redis://127.0.0.1:6379',
+        keyPrefix: 'petstore:staging:',
+        commandTimeoutMs: 1000,
+      },
       environment: 'staging',
       publicBaseUrl: 'https://api.example.com',
       trustProxy: 2,
       banAfter: 3,
       banSeconds: 60,
       corsOrigins: ['https://a.example.com', 'https://b.example.com'],
-      connections: { total: 1000, perAddress: 1000 },
+      connections: { total: 1000, perAddress: 1000, pipelinePenaltyMs: 10_000 },
       timeouts: { headersMs: 2000, requestMs: 5000, keepAliveMs: 7000, shutdownGraceMs: 3000 },
     });
   });
@@ -73,6 +77,14 @@ describe('loadConfig', () => {
   // connections from 127.0.0.1 room, and needs 16 addresses to take all 4096 slots. Behind a proxy
   // every connection comes from the proxy, so the cap would throttle all clients together: there
   // set MAX_CONNECTIONS_PER_ADDRESS to MAX_CONNECTIONS, as in the test above.
+  it('keys Redis by environment unless REDIS_KEY_PREFIX says otherwise', () => {
+    const prefix = (env: Record<string, string>) =>
+      loadConfig({ REDIS_URL: 'redis://x', ...env }).redis?.keyPrefix;
+    expect(prefix({})).toBe('petstore:production:');
+    expect(prefix({ PETSTORE_ENV: 'staging' })).toBe('petstore:staging:');
+    expect(prefix({ PETSTORE_ENV: 'staging', REDIS_KEY_PREFIX: 'pets:' })).toBe('pets:');
+  });
+
   it('caps connections per address below the total, by default and when only the total is set', () => {
     const { connections } = loadConfig({});
     expect(connections.perAddress).toBeGreaterThanOrEqual(100);
@@ -80,7 +92,24 @@ describe('loadConfig', () => {
     expect(loadConfig({ MAX_CONNECTIONS: '64' }).connections).toEqual({
       total: 64,
       perAddress: 64,
+      pipelinePenaltyMs: 10_000,
+      proxies: [],
     });
+  });
+
+  // The proxy's own connections must not fill its address's slots (issue 33: a burst through
+  // HAProxy got its health checks refused): the addresses TRUST_PROXY lists skip the cap.
+  it('leaves the proxies TRUST_PROXY lists by address out of the per-address cap', () => {
+    expect(loadConfig({ TRUST_PROXY: '172.30.0.10, 10.0.0.0/8,::1' }).connections.proxies).toEqual([
+      '172.30.0.10',
+      '10.0.0.0/8',
+      '::1',
+    ]);
+    expect(loadConfig({ TRUST_PROXY: 'true' }).connections.proxies).toEqual([]);
+    expect(loadConfig({ TRUST_PROXY: '2' }).connections.proxies).toEqual([]);
+    for (const bad of ['10.0.0.0/33', 'abc', '10.0.0.1/8/1', '::1/129']) {
+      expect(() => loadConfig({ TRUST_PROXY: bad }), bad).toThrow(ConfigError);
+    }
   });
 
   it('reads sqlite:<path> as an SQLite file', () => {

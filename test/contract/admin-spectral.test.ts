@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../helpers/server-process.js';
 import { adminCall, type AdminTestServer, startAdminServer } from '../http/admin/admin-server.js';
+import { testRunEnv } from '../helpers/test-run.js';
 
 const SPECTRAL = join(REPO_ROOT, 'node_modules/.bin/spectral');
 const RULESET = join(REPO_ROOT, '.spectral.yaml');
@@ -22,7 +23,11 @@ async function lint(file: string): Promise<SpectralResult[]> {
     execFile(
       process.execPath,
       [SPECTRAL, 'lint', file, '-r', RULESET, '-f', 'json', '--fail-severity', 'error'],
-      { cwd: REPO_ROOT, timeout: 30_000, env: { PATH: process.env.PATH ?? '', NO_COLOR: '1' } },
+      {
+        cwd: REPO_ROOT,
+        timeout: 30_000,
+        env: { PATH: process.env.PATH ?? '', ...testRunEnv(), NO_COLOR: '1' },
+      },
       (error, out, err) => {
         if (error !== null && error.code !== 1) reject(new Error(`spectral failed: ${err}`));
         else resolve(out);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../helpers/server-process.js';
 import { call, startServer, type TestServer } from '../helpers/test-server.js';
+import { testRunEnv } from '../helpers/test-run.js';
 
 const SPECTRAL = join(REPO_ROOT, 'node_modules/.bin/spectral');
 const RULESET = join(REPO_ROOT, '.spectral.yaml');
@@ -48,7 +49,12 @@ async function lint(files: string[]): Promise<Map<string, SpectralResult[]>> {
       {
         cwd: REPO_ROOT,
         timeout: 60_000,
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', NO_COLOR: '1' },
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: process.env.HOME ?? '',
+          ...testRunEnv(),
+          NO_COLOR: '1',
+        },
       },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;

@@ -239,15 +239,9 @@ describe.skipIf(!asked || (!tools && !inCi))('deploy/Containerfile built with bu
     // built with, so it proves the image serves its own build, not only that something answers.
     const check = spawnSync(
       'buildah',
-      run([
-        'node',
-        'dist/cli/main.js',
-        'check',
-        `http://127.0.0.1:${port}`,
-        '--key',
-        key,
-        '--allow-writes',
-      ]),
+      run(['node', 'dist/cli/main.js', 'check', `http://127.0.0.1:${port}`, '--allow-writes'], {
+        PETSTORE_API_KEY: key,
+      }),
       { encoding: 'utf8' },
     );
     expect(check.status, `${check.stdout}\n${check.stderr}`).toBe(0);

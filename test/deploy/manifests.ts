@@ -7,12 +7,13 @@ import { Job } from 'kubernetes-models/batch/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { Secret, Service } from 'kubernetes-models/v1';
 import { parse, parseAllDocuments } from 'yaml';
+import { DEFAULT_TIMEOUTS } from '../../src/config/config.js';
 
 export const DEPLOY_DIR = join(import.meta.dirname, '..', '..', 'deploy');
 export const KUBERNETES_DIR = join(DEPLOY_DIR, 'kubernetes');
 
-/** What the service does on SIGTERM after the drain: src/main.ts's SHUTDOWN_GRACE_MS. */
-export const SHUTDOWN_GRACE_SECONDS = 10;
+/** What the service gives in-flight requests on SIGTERM after the drain: SHUTDOWN_GRACE_MS's default. */
+export const SHUTDOWN_GRACE_SECONDS = DEFAULT_TIMEOUTS.shutdownGraceMs / 1000;
 
 // The compose-spec schema as the compose-spec project publishes it (draft 2019-09). Its "id"
 // annotations (the old spelling of $id, which ajv refuses) are dropped, ports/expose are formats only Compose checks, and its

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
 import { ApiKeyService } from '../../src/domain/api-keys/api-key-service.js';
+import { hashApiKey } from '../../src/domain/api-keys/key-format.js';
 import type { Storage } from '../../src/domain/ports.js';
 import { createServices, type Services } from '../../src/services.js';
 import { createStorage } from '../../src/storage/create-storage.js';
@@ -117,5 +118,29 @@ describe('the API key cache', () => {
     clock.advance(ApiKeyService.CACHE_TTL_MS - 3_000);
     await services.apiKeys.authenticate(key);
     expect(lookups()).toBe(4);
+  });
+});
+
+describe('what the key caches hold', () => {
+  /** The cache's Map, private to the service: what a heap dump of the process would show. */
+  const cacheOf = (service: object) => (service as { cache: Map<string, unknown> }).cache;
+
+  it('keys cached API keys and admin tokens by their SHA-256, never by the token itself', async () => {
+    const { services, key } = await setUp();
+    await services.cache.check();
+    expect(await services.apiKeys.authenticate(key)).toMatchObject({ ok: true });
+    expect(services.apiKeys.authenticateCached(key)).toMatchObject({ ok: true });
+    const { token } = await services.admin.tokens.create('cached');
+    const admitted = await services.admin.tokens.authenticate(token, async () => true);
+    expect(admitted).toMatchObject({ ok: true });
+
+    for (const [service, secret] of [
+      [services.apiKeys, key],
+      [services.admin.tokens, token],
+    ] as const) {
+      const keys = [...cacheOf(service).keys()];
+      expect(keys).toContain(hashApiKey(secret));
+      expect(keys.some((k) => k.includes(secret) || secret.includes(k))).toBe(false);
+    }
   });
 });

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { untilReady } from './bad-days.js';
 import { createKey } from '../cli/cli-harness.js';
 import { REPO_ROOT, type ServerProcess, spawnServer } from './server-process.js';
+import { testRunEnv } from './test-run.js';
 
 const READY_WITHIN_MS = 20_000;
 
@@ -80,7 +81,7 @@ export function runPetstore(
   return new Promise((resolve, reject) => {
     const child = spawn('node', ['dist/cli/main.js', ...args], {
       cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...testRunEnv(), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

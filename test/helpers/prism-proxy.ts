@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { freePort, REPO_ROOT } from './server-process.js';
+import { testRunEnv } from './test-run.js';
 
 const PRISM = join(REPO_ROOT, 'node_modules/.bin/prism');
 const OUTPUT_KEPT = 50_000;
@@ -47,7 +48,12 @@ export async function startPrismProxy(
     ],
     {
       cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', NO_COLOR: '1' },
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        ...testRunEnv(),
+        NO_COLOR: '1',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );

@@ -108,3 +108,19 @@ export async function closesWithin(connection: RawConnection, ms: number): Promi
     new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms)),
   ]);
 }
+
+/**
+ * Resolves once the server at `url` has read what was sent to it before this call (a request's
+ * headers on another connection, say): a request on a fresh connection is answered, or closed by
+ * a cap, only after the server has taken in the bytes and connections that arrived before it.
+ * Waits for the server, not for a guess at how long a busy machine takes.
+ */
+export async function serverCaughtUp(url: string, localAddress?: string): Promise<void> {
+  const probe = await rawConnect(
+    url,
+    'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+    localAddress === undefined ? {} : { localAddress },
+  );
+  await Promise.race([probe.response(60_000).catch(() => undefined), probe.closed]);
+  probe.socket.destroy();
+}

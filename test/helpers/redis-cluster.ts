@@ -229,26 +229,37 @@ export class RedisClusterForTest {
     return this.nodes.map(({ host, port }) => `${host}:${port}`).join(',');
   }
 
-  /** The master's port serving `key`'s slot (by asking the cluster, not by computing it). */
+  /**
+   * The master's port serving `key`'s slot (by asking the cluster, not by computing it). Asks each
+   * running master in turn until one answers in full: a frozen one does not, and a busy machine
+   * can make redis-cli time out.
+   */
   async portOf(key: string): Promise<number> {
-    const running = this.masters.find((node) => node.running);
-    if (!running) throw new Error('no master running');
-    const slot = Number(
-      await run(
-        'redis-cli',
-        ['-h', HOST, '-p', String(running.port), 'CLUSTER', 'KEYSLOT', key],
-        2_000,
-      ),
-    );
-    const slots = await run(
-      'redis-cli',
-      ['-h', HOST, '-p', String(running.port), '--json', 'CLUSTER', 'SLOTS'],
-      2_000,
-    );
-    const ranges = JSON.parse(slots) as Array<[number, number, [string, number, ...unknown[]]]>;
-    const range = ranges.find(([from, to]) => slot >= from && slot <= to);
-    if (!range) throw new Error(`no master holds slot ${slot}`);
-    return range[2][1];
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      for (const node of this.masters.filter((master) => master.running)) {
+        try {
+          const port = String(node.port);
+          const slot = Number(
+            await run('redis-cli', ['-h', HOST, '-p', port, 'CLUSTER', 'KEYSLOT', key], 5_000),
+          );
+          const slots = await run(
+            'redis-cli',
+            ['-h', HOST, '-p', port, '--json', 'CLUSTER', 'SLOTS'],
+            5_000,
+          );
+          const ranges = JSON.parse(slots) as Array<
+            [number, number, [string, number, ...unknown[]]]
+          >;
+          const range = ranges.find(([from, to]) => slot >= from && slot <= to);
+          if (range) return range[2][1];
+        } catch (error) {
+          if (Date.now() > deadline) throw error;
+        }
+      }
+      if (Date.now() > deadline) throw new Error(`no master answered which holds ${key}`);
+      await sleep(100);
+    }
   }
 
   /** The port of the master holding a subscribed connection (`sub=1` in CLIENT LIST). */

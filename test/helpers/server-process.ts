@@ -1,9 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createKey as createKeyInProcess } from '../cli/cli-harness.js';
+import { testRunEnv } from './test-run.js';
 
 export const REPO_ROOT = new URL('../../', import.meta.url).pathname;
 
@@ -79,6 +81,7 @@ export async function spawnServer(
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '',
+      ...testRunEnv(),
       PORT: String(port),
       DRAIN_SECONDS: '0',
       ...env,
@@ -102,6 +105,28 @@ export async function spawnServer(
     await new Promise((r) => setTimeout(r, 50));
   }
   return { child, url: `http://127.0.0.1:${port}`, output: () => output, exited };
+}
+
+/** Resolves once the server has written `text` (a log line says what it did); 60 s at most. */
+export async function untilOutput(server: ServerProcess, text: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (!server.output().includes(text)) {
+    if (server.child.exitCode !== null || Date.now() > deadline) {
+      throw new Error(`the server did not write ${JSON.stringify(text)}:\n${server.output()}`);
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/**
+ * Resolves once every line the server logged before this call has reached `output()`: a request
+ * it always logs (a 404) carries a request id of this call's own, and the server writes its lines
+ * in order.
+ */
+export async function outputCaughtUp(server: ServerProcess): Promise<void> {
+  const id = `caught-up-${randomUUID()}`;
+  await fetch(`${server.url}/v1/caught-up`, { headers: { 'x-request-id': id } });
+  await untilOutput(server, id);
 }
 
 /**

@@ -215,6 +215,24 @@ describe('the fast path', () => {
     expect((await server().storage.apiKeys.findById(id))?.deprecatedCalls).toBe(2);
   });
 
+  it('counts a deprecated call once when the counters fail on the fast path and the route answers', async () => {
+    const { key, id } = await server().createKey('pro');
+    const [petId] = await createPets(key, 1);
+    const get = () => call(server(), 'GET', `/v1/pets/${petId}`, { key });
+    expect((await get()).status).toBe(200); // the route caches the pet
+    const limiter = server().services.limiter;
+    const hitKey = vi.spyOn(limiter, 'hitKey').mockImplementationOnce(() => {
+      throw new DependencyUnavailableError('redis', { cause: new Error('test outage') });
+    });
+    const byRoute = routeCalls(server());
+    // The fast path's admission throws; the route asks again, and is answered.
+    expect((await get()).status).toBe(200);
+    expect(hitKey).toHaveBeenCalledTimes(2);
+    expect(byRoute()).toBe(1);
+    await server().services.apiKeys.flushDeprecatedCalls();
+    expect((await server().storage.apiKeys.findById(id))?.deprecatedCalls).toBe(2);
+  });
+
   it.runIf(pagesCachedAtOnce)(
     'counts a refusal it decided once: a ban comes after PETSTORE_BAN_AFTER more 429s',
     async () => {

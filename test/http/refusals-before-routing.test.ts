@@ -87,6 +87,34 @@ describe('requests Node refuses before routing', () => {
     expect(connection.received().match(/HTTP\/1\.1 /g)).toHaveLength(1);
   });
 
+  it('answers every request pipelined before a malformed one, in order, then closes', async () => {
+    // Issue 34 item 8: the requests read ahead of the bad one all ran, but only the first was
+    // answered (an admin key created and its secret never sent).
+    const paths = ['/healthz', '/v1/pets?limit=1', '/healthz', '/v1/pets?limit=2', '/healthz'];
+    const connection = await rawConnect(
+      server().url,
+      paths
+        .map((path) => `GET ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n\r\n`)
+        .join('') + 'HELLO\r\n\r\n',
+    );
+    expect((await connection.closed).error).toBeUndefined();
+    const statuses = [...connection.received().matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1]);
+    expect(statuses).toHaveLength(paths.length);
+    // In order: the two list answers carry a JSON array, the health answers an object.
+    const bodies = connection
+      .received()
+      .split(/HTTP\/1\.1 /)
+      .slice(1);
+    expect(bodies.map((body) => body.includes('\r\n\r\n['))).toEqual([
+      false,
+      true,
+      false,
+      true,
+      false,
+    ]);
+    expect(bodies.at(-1)).toMatch(/connection: close/i);
+  });
+
   it('answers a request only once when its body turns out malformed after it was refused', async () => {
     // No key: 401 before the body is read; the bad chunk that follows gets no second answer.
     const connection = await rawConnect(server().url, `${POST}Transfer-Encoding: chunked\r\n\r\n`);

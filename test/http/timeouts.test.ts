@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectErrorContract } from '../helpers/error-contract.js';
 import { rawConnect, type RawConnection } from '../helpers/raw-http.js';
 import { useServer } from '../helpers/test-server.js';
+import { scaled } from '../helpers/machine.js';
 
 // The limits, measured over real sockets, set short (HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS) so
 // the file takes seconds: a connection is closed no sooner than its limit and soon after it, far
@@ -51,7 +52,7 @@ describe.concurrent('request timeouts', () => {
     trickle(connection, 'a');
     const { afterMs } = await connection.closed;
     expect(afterMs).toBeGreaterThanOrEqual(HEADERS_MS - 100);
-    expect(afterMs).toBeLessThan(HEADERS_MS + SLACK_MS);
+    expect(afterMs).toBeLessThan(HEADERS_MS + scaled(SLACK_MS));
     const res = await connection.response(0);
     expectErrorContract(res, 'request_timeout', 408);
     expect(JSON.parse(res.body)).toMatchObject({
@@ -63,7 +64,7 @@ describe.concurrent('request timeouts', () => {
     const connection = await open();
     const { afterMs } = await connection.closed;
     expect(afterMs).toBeGreaterThanOrEqual(HEADERS_MS - 100);
-    expect(afterMs).toBeLessThan(HEADERS_MS + SLACK_MS);
+    expect(afterMs).toBeLessThan(HEADERS_MS + scaled(SLACK_MS));
   });
 
   it('closes a connection whose body keeps trickling in after REQUEST_TIMEOUT_MS, with a 408', async () => {
@@ -74,7 +75,7 @@ describe.concurrent('request timeouts', () => {
     trickle(connection, ' ');
     const { afterMs } = await connection.closed;
     expect(afterMs).toBeGreaterThanOrEqual(REQUEST_MS - 100);
-    expect(afterMs).toBeLessThan(REQUEST_MS + SLACK_MS);
+    expect(afterMs).toBeLessThan(REQUEST_MS + scaled(SLACK_MS));
     const res = await connection.response(0);
     expectErrorContract(res, 'request_timeout', 408);
     expect(JSON.parse(res.body)).toMatchObject({
@@ -117,7 +118,7 @@ describe.concurrent('request timeouts', () => {
       sent += 1;
     }, 250);
     trickles.add(sending);
-    const res = await connection.response(REQUEST_MS + SLACK_MS);
+    const res = await connection.response(REQUEST_MS + scaled(SLACK_MS));
     clearInterval(sending);
     expectErrorContract(res, 'request_timeout', 408);
     // The rest of the body, whole and valid, within the lingering second.

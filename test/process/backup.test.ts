@@ -8,6 +8,7 @@ import { createSqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js'
 import { createKey, petstore } from '../cli/cli-harness.js';
 import { parsePets, startCreating, UNLIMITED_KEY_ARGS } from '../helpers/pet-traffic.js';
 import { REPO_ROOT, spawnServer, type ServerProcess } from '../helpers/server-process.js';
+import { testRunEnv } from '../helpers/test-run.js';
 
 const running: ServerProcess[] = [];
 const dirs: string[] = [];
@@ -32,7 +33,7 @@ function petstoreBinary(
   const started = performance.now();
   const child = spawn('node', ['dist/cli/main.js', ...args], {
     cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...testRunEnv(), ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';

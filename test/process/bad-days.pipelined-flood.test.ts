@@ -10,6 +10,7 @@ import {
   type ServerProcess,
 } from '../helpers/server-process.js';
 import { portOf } from '../helpers/raw-http.js';
+import { scaled } from '../helpers/machine.js';
 
 /**
  * A pipelined flood without a key (issue 19 item 5): 100 connections from one address (under the
@@ -103,9 +104,15 @@ describe('a pipelined flood from one address that never reads its answers', () =
     }
     const result = await flooding;
     const metrics = await (await fetch(`${server.url}/metrics`)).text();
-    const closedForPipelining = Number(
-      /petstore_connections_refused_total\{cap="pipelined"\} (\d+)/.exec(metrics)?.[1] ?? 0,
-    );
+    const counted = (cap: string) =>
+      Number(
+        new RegExp(`petstore_connections_refused_total\\{cap="${cap}"\\} (\\d+)`).exec(
+          metrics,
+        )?.[1] ?? 0,
+      );
+    // A connection accepted after the first was closed is refused on arrival (the address's
+    // PIPELINE_PENALTY_SECONDS): closed either way, counted under one cap or the other.
+    const closedForPipelining = counted('pipelined') + counted('penalized');
 
     const times = (answers: Answer[]) => answers.map((a) => a.ms).sort((a, b) => a - b);
     const median = (sorted: number[]) => sorted[Math.floor(sorted.length / 2)] ?? Infinity;
@@ -125,7 +132,7 @@ describe('a pipelined flood from one address that never reads its answers', () =
     expect(pets.every((a) => a.status === 200)).toBe(true);
     // Milliseconds once the flood's first reads are parsed (a second or two on a busy 2-core
     // machine); before, no answer came at all.
-    expect(median(times(health))).toBeLessThan(1_000);
-    expect(median(times(pets))).toBeLessThan(1_000);
+    expect(median(times(health))).toBeLessThan(scaled(1_000));
+    expect(median(times(pets))).toBeLessThan(scaled(1_000));
   }, 60_000);
 });

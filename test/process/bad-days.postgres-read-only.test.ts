@@ -14,6 +14,7 @@ import { POSTGRES_URL, postgresFor, urlWithSchema } from '../helpers/postgres.js
 import { testRedisConfig } from '../helpers/redis.js';
 import type { ServerProcess } from '../helpers/server-process.js';
 import { requireService } from '../helpers/services.js';
+import { scaled } from '../helpers/machine.js';
 
 /**
  * PostgreSQL that stops taking writes while creates are under way (issue 19 item 2), as right
@@ -135,14 +136,14 @@ describe.runIf(available)(SUITE, () => {
 
     expect(count(byPhase.before, 201)).toBeGreaterThan(0);
     expectRefusedAsOutage(sent);
-    expect(notReadyMs).toBeLessThan(5_000);
-    expect(readyAgainMs).toBeLessThan(15_000);
+    expect(notReadyMs).toBeLessThan(scaled(5_000));
+    expect(readyAgainMs).toBeLessThan(scaled(15_000));
     expect(whileReadOnly.length).toBeGreaterThan(0);
     expect(whileReadOnly.every((c) => c.status === 503)).toBe(true);
     expect(afterReady.length).toBeGreaterThan(0);
     expect(afterReady.every((c) => c.status === 201)).toBe(true);
     expect(probes.health.every((p) => p.status === 200)).toBe(true);
-    expect(slowestHealth).toBeLessThan(1_000);
+    expect(slowestHealth).toBeLessThan(scaled(1_000));
     await expectAcknowledgedKept(server.url, key, sent);
   }, 60_000);
 });

@@ -10,6 +10,7 @@ import {
   untilReady,
 } from '../helpers/bad-days.js';
 import { tempDatabaseUrl, type ServerProcess } from '../helpers/server-process.js';
+import { scaled } from '../helpers/machine.js';
 
 /**
  * Another process holds SQLite's write lock (BEGIN IMMEDIATE) while the server runs, as the CLI or
@@ -77,14 +78,14 @@ describe('another process holding the SQLite write lock', () => {
     expect(creates.filter((sent) => sent.status === 503).length).toBeGreaterThan(0);
     const slowest = Math.max(...probes.health.map((probe) => probe.ms));
     expect(probes.health.every((probe) => probe.status === 200)).toBe(true);
-    expect(slowest).toBeLessThan(HEALTH_BOUND_MS);
+    expect(slowest).toBeLessThan(scaled(HEALTH_BOUND_MS));
     // Not ready within about a second of the lock, and all through it (probes that started then).
     const duringLock = probes.ready.filter(
       (probe) => probe.at > lockedAt + 2_500 && probe.at + probe.ms < lockedAt + HOLD_MS - 500,
     );
     expect(duringLock.length).toBeGreaterThan(5);
     expect(duringLock.every((probe) => probe.status === 503)).toBe(true);
-    expect(readyAfterMs).toBeLessThan(10_000);
+    expect(readyAfterMs).toBeLessThan(scaled(10_000));
 
     // Every acknowledged create is stored.
     await expectAcknowledgedKept(server.url, key, [before, after, ...creates]);

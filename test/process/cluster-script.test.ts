@@ -16,6 +16,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { freePortBlock, REPO_ROOT } from '../helpers/server-process.js';
 import { haproxyInstalled, requireService } from '../helpers/services.js';
 import { ownSharedBackends } from '../helpers/shared-backends.js';
+import { testRunEnv } from '../helpers/test-run.js';
 
 const SUITE = 'npm run cluster (N instances behind HAProxy)';
 
@@ -85,6 +86,7 @@ describe.runIf(ready && (haproxyInstalled() || process.env.CI === 'true'))(SUITE
       env: {
         PATH: process.env.PATH ?? '',
         HOME: process.env.HOME ?? '',
+        ...testRunEnv(),
         PORT: String(port),
         ...backends.env,
         // Not the clone's ./cluster-logs: a folder of the test's own.
@@ -226,7 +228,7 @@ describe('npm run cluster without HAProxy', () => {
   function cluster(bin: string, ...args: string[]) {
     return spawnSync('/bin/bash', ['scripts/cluster.sh', ...args], {
       cwd: REPO_ROOT,
-      env: { PATH: bin, HOME: process.env.HOME ?? '' },
+      env: { PATH: bin, HOME: process.env.HOME ?? '', ...testRunEnv() },
       // Not a terminal, so there is nobody to ask.
       stdio: ['ignore', 'pipe', 'pipe'],
       encoding: 'utf8',

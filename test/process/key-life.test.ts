@@ -41,7 +41,7 @@ function minuteOf(answer: Answer): { limit: number; remaining: number } {
 interface Setup {
   servers: ServerProcess[];
   env: Record<string, string>;
-  /** How soon a change made with the CLI reaches every instance. */
+  /** How soon a change made with the CLI reaches every instance: less than a cache entry lives. */
   propagationMs: number;
 }
 
@@ -154,13 +154,14 @@ function keyLifeTests(label: string, setup: () => Setup): void {
             return answer.at - expiresAt;
           }
           expect(answer.status).toBe(200);
-          expect(sentAt).toBeLessThan(expiresAt + 1_000);
+          // Admitted only when sent before its time: the instance decides by the clock, however
+          // long the machine took to answer (so no bound on the lateness itself).
+          expect(sentAt).toBeLessThan(expiresAt);
           await sleep(25);
         }
       }),
     );
     console.info(`[key-life] ${label}: expiry refused ${lateness.join('/')} ms after its time`);
-    expect(Math.max(...lateness)).toBeLessThan(1_000);
     const list = await runPetstore(env, ['keys', 'list', '--json']);
     const views = JSON.parse(list.stdout) as Array<{ id: string; state: string }>;
     expect(views.find((v) => v.id === id)?.state).toBe('expired');
@@ -191,6 +192,7 @@ function keyLifeTests(label: string, setup: () => Setup): void {
           const fresh = await call(url(s), { key: secret });
           expect(fresh.status).toBe(200);
           admitted += 1;
+          const sentAt = Date.now();
           const answer = await call(url(s), { key: old });
           if (answer.status === 401) {
             expect(codeOf(answer)).toBe('api_key_expired');
@@ -198,13 +200,14 @@ function keyLifeTests(label: string, setup: () => Setup): void {
             return answer.at - graceEnd;
           }
           expect(answer.status).toBe(200);
+          // The old secret is admitted only when sent before the grace ends.
+          expect(sentAt).toBeLessThan(graceEnd);
           admitted += 1;
           await sleep(50);
         }
       }),
     );
     console.info(`[key-life] ${label}: old secret refused ${lateness.join('/')} ms after grace`);
-    expect(Math.max(...lateness)).toBeLessThan(1_000);
     // Both secrets drew on the one key's minute.
     const last = await call(url(servers[0] as ServerProcess), { key: secret });
     expect(minuteOf(last)).toEqual({ limit: 5000, remaining: 5000 - admitted - 1 });
@@ -256,7 +259,7 @@ describe('key life on SQLite, one server, no Redis', () => {
     const servers = await instances.start(1, { ...env, ...SERVER_ENV });
     // Without Redis a change reaches a server through the key change count it reads once a
     // second (its cache entries expire after 4 s anyway).
-    context = { servers, env, propagationMs: 2_500 };
+    context = { servers, env, propagationMs: 3_500 };
   }, 60_000);
 
   afterAll(async () => {
@@ -277,7 +280,9 @@ describe.runIf(pgAvailable)(PG_SUITE, () => {
     redis = await PrivateRedis.start();
     const env = { DATABASE_URL: schemas.url, REDIS_URL: redis.url };
     const servers = await instances.start(3, { ...env, ...SERVER_ENV });
-    context = { servers, env, propagationMs: 1_000 };
+    // Under the 4 s a cache entry lives, so only the change notification can meet it, with room
+    // for a busy machine (changes arrive in milliseconds on an idle one).
+    context = { servers, env, propagationMs: 3_000 };
   }, 60_000);
 
   afterAll(async () => {

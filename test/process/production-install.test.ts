@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, REPO_ROOT, tempDatabaseUrl } from '../helpers/server-process.js';
+import { testRunEnv } from '../helpers/test-run.js';
 
 const run = promisify(execFile);
 
@@ -25,7 +26,7 @@ describe('the production install (scripts/release.sh)', () => {
   });
 
   it('builds a release without dev dependencies that serves, takes a key from its own CLI and stops on SIGTERM', async () => {
-    const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' };
+    const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...testRunEnv() };
     await run('bash', [join(REPO_ROOT, 'scripts/release.sh'), '--prebuilt', release], {
       env,
       timeout: 150_000,

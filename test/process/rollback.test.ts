@@ -20,6 +20,7 @@ import { SQLITE_MIGRATIONS } from '../../src/storage/sqlite/sqlite-migrations.js
 import { POSTGRES_URL } from '../helpers/postgres.js';
 import { createKey, freePort, REPO_ROOT, spawnServer } from '../helpers/server-process.js';
 import { serviceAnswers } from '../helpers/services.js';
+import { testRunEnv } from '../helpers/test-run.js';
 
 /**
  * Roll back: the previous release (the last row of docs/releases.md), built from its commit, runs
@@ -124,7 +125,7 @@ async function postgresUrl(): Promise<string> {
 function migrateWithThisRelease(databaseUrl: string): void {
   execFileSync('node', ['dist/cli/main.js', 'migrate'], {
     cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl },
+    env: { PATH: process.env.PATH ?? '', ...testRunEnv(), DATABASE_URL: databaseUrl },
     stdio: 'ignore',
   });
 }
@@ -200,7 +201,12 @@ describe(`roll back to the previous release (${previous.version}, ${previous.com
         const port = String(await freePort());
         const run = spawnSync('node', ['dist/main.js'], {
           cwd: previousRoot,
-          env: { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl, PORT: port },
+          env: {
+            PATH: process.env.PATH ?? '',
+            ...testRunEnv(),
+            DATABASE_URL: databaseUrl,
+            PORT: port,
+          },
           encoding: 'utf8',
           timeout: 30_000,
         });

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, REPO_ROOT } from '../helpers/server-process.js';
 import { haproxyInstalled, requireService } from '../helpers/services.js';
 import { ownSharedBackends } from '../helpers/shared-backends.js';
+import { testRunEnv } from '../helpers/test-run.js';
 
 /**
  * A rolling deploy as an operator runs one: three instances on PostgreSQL + Redis behind HAProxy
@@ -51,7 +52,13 @@ describe.runIf(ready && (haproxyInstalled() || process.env.CI === 'true'))(SUITE
   async function startInstance(port: number, env: Record<string, string>): Promise<Instance> {
     const child = spawn('node', ['dist/main.js'], {
       cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH ?? '', PORT: String(port), ...env },
+      env: {
+        PATH: process.env.PATH ?? '',
+        ...testRunEnv(),
+        ...testRunEnv(),
+        PORT: String(port),
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     processes.push(child);
@@ -147,7 +154,7 @@ describe.runIf(ready && (haproxyInstalled() || process.env.CI === 'true'))(SUITE
     const cli = (args: string[]) =>
       execFileSync('node', ['dist/cli/main.js', ...args], {
         cwd: REPO_ROOT,
-        env: { PATH: process.env.PATH ?? '', ...env },
+        env: { PATH: process.env.PATH ?? '', ...testRunEnv(), ...testRunEnv(), ...env },
         encoding: 'utf8',
       });
     cli(['migrate']);
@@ -177,7 +184,7 @@ describe.runIf(ready && (haproxyInstalled() || process.env.CI === 'true'))(SUITE
       cfg,
       execFileSync('bash', ['scripts/haproxy-config.sh', String(front), ...ports.map(String)], {
         cwd: REPO_ROOT,
-        env: { PATH: process.env.PATH ?? '', ...HAPROXY },
+        env: { PATH: process.env.PATH ?? '', ...testRunEnv(), ...HAPROXY },
         encoding: 'utf8',
       }),
     );

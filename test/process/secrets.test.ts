@@ -16,6 +16,7 @@ import {
   type ServerProcess,
 } from '../helpers/server-process.js';
 import { minuteWithRoom } from '../helpers/minute.js';
+import { testRunEnv } from '../helpers/test-run.js';
 
 /**
  * Keys are issued, then handed to a server process every way a client might (well, misplaced or
@@ -398,7 +399,13 @@ async function interactiveStart(env: Record<string, string>): Promise<string> {
   const port = await freePort();
   const child = spawn('script', ['-qec', 'exec node dist/main.js', '/dev/null'], {
     cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: String(port), ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      ...testRunEnv(),
+      PORT: String(port),
+      ...env,
+    },
     stdio: ['pipe', 'pipe', 'pipe'],
     detached: true,
   });

@@ -7,7 +7,10 @@ import {
   spawnServer,
   tempDatabaseUrl,
   type ServerProcess,
+  untilOutput,
 } from '../helpers/server-process.js';
+import { serverCaughtUp } from '../helpers/raw-http.js';
+import { testRunEnv } from '../helpers/test-run.js';
 
 const running: ServerProcess[] = [];
 afterAll(() => {
@@ -43,7 +46,7 @@ describe('the server process', () => {
   it('exits 1 naming the variable when PORT=abc', () => {
     const result = spawnSync('node', ['dist/main.js'], {
       cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH ?? '', PORT: 'abc' },
+      env: { PATH: process.env.PATH ?? '', ...testRunEnv(), PORT: 'abc' },
       encoding: 'utf8',
     });
     expect(result.status).toBe(1);
@@ -143,9 +146,9 @@ describe('the server process', () => {
         `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n` +
         body.slice(0, 10),
     );
-    await new Promise((r) => setTimeout(r, 200));
+    await serverCaughtUp(server.url);
     server.child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 300));
+    await untilOutput(server, 'stopping: finishing in-flight requests');
     socket.end(body.slice(10));
     await new Promise<void>((resolve) => socket.once('close', () => resolve()));
     expect(response).toMatch(/^HTTP\/1\.1 201/);

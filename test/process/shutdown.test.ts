@@ -5,6 +5,7 @@ import {
   parseResponse,
   rawConnect,
   type RawConnection,
+  serverCaughtUp,
 } from '../helpers/raw-http.js';
 import {
   createKey,
@@ -12,6 +13,7 @@ import {
   tempDatabaseUrl,
   type ServerProcess,
 } from '../helpers/server-process.js';
+import { scaled } from '../helpers/machine.js';
 
 // SIGTERM (and SIGINT): stop accepting, finish in-flight requests (at most SHUTDOWN_GRACE_MS, set
 // short where the test waits it out), close idle and half-sent connections at once, answer with Connection: close, close
@@ -77,7 +79,7 @@ describe('stopping the server process', () => {
       const { code, ms } = await exitAfter(server, signal);
       expect(code).toBe(0);
       // At once: not after the headers timeout (10 s) that would otherwise close it.
-      expect(ms).toBeLessThan(AT_ONCE_MS);
+      expect(ms).toBeLessThan(scaled(AT_ONCE_MS));
       expect(await closesWithin(halfSent, 0)).toBe(true);
       expect(server.output()).toMatch(/"msg":"stopped"/);
     },
@@ -100,12 +102,15 @@ describe('stopping the server process', () => {
       `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n` +
         'Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n',
     );
-    await new Promise((r) => setTimeout(r, 200));
+    // Both requests' headers read: in flight, not half-sent connections to close at once.
+    await serverCaughtUp(server.url);
 
     server.child.kill('SIGTERM');
     expect(await closesWithin(idle, AT_ONCE_MS)).toBe(true);
     expect((await idle.closed).error).toBeUndefined();
-    await new Promise((r) => setTimeout(r, 200));
+    // The listener closes right after the signal is handled.
+    const deadline = Date.now() + scaled(AT_ONCE_MS);
+    while (!(await refusesConnections(server.url)) && Date.now() < deadline);
     expect(await refusesConnections(server.url)).toBe(true);
     expect(await closesWithin(inFlight, 0)).toBe(false);
 
@@ -130,7 +135,7 @@ describe('stopping the server process', () => {
     expect(inFlight.received().match(/HTTP\/1\.1 /g)).toHaveLength(1);
     expect(await server.exited).toBe(0);
     // Once the last request is answered, not when the grace runs out.
-    expect(Date.now() - answered).toBeLessThan(AT_ONCE_MS);
+    expect(Date.now() - answered).toBeLessThan(scaled(AT_ONCE_MS));
     expect(parseResponse(inFlight.received())?.body).toContain('Finished after SIGTERM');
     expect(server.output()).toContain('"url":"/v1/pets"');
     expect(server.output()).not.toContain('/pipelined-after-sigterm');
@@ -143,12 +148,12 @@ describe('stopping the server process', () => {
       `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n` +
         'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{',
     );
-    await new Promise((r) => setTimeout(r, 200));
+    await serverCaughtUp(server.url);
     const { code, ms } = await exitAfter(server, 'SIGTERM');
     expect(code).toBe(1);
     expect(ms).toBeGreaterThanOrEqual(GRACE_MS - 100);
     // Loose: a busy machine's scheduler sets this bound; the default grace (10 s) would miss it.
-    expect(ms).toBeLessThan(GRACE_MS + 4_000);
+    expect(ms).toBeLessThan(GRACE_MS + scaled(4_000));
     expect(await closesWithin(stuck, 0)).toBe(true);
     expect(server.output()).toContain('in-flight requests did not finish in time');
   });

@@ -22,6 +22,7 @@ import {
 } from '../helpers/postgres.js';
 import { closedPort, startSilentServer, startTcpProxy } from '../helpers/tcp-proxy.js';
 import { describeStorageContract } from './storage-contract.js';
+import { scaled } from '../helpers/machine.js';
 
 const BEFORE_SEQ = 'reverted 2026-11-24-05-idempotency-purge';
 
@@ -302,10 +303,15 @@ describe.runIf(available)('PostgreSQL storage', () => {
       const { storage } = await freshStorage();
       try {
         await storage.migrate();
-        await expect(storage.migrateDown()).resolves.toEqual(['reverted 2026-12-02-12-key-scopes']);
+        // Back to before scopes, however many migrations came after.
+        let reverted: string[] = [];
+        for (let i = 0; i < 50 && !reverted.includes('reverted 2026-12-02-12-key-scopes'); i += 1) {
+          reverted = await storage.migrateDown();
+        }
+        expect(reverted).toEqual(['reverted 2026-12-02-12-key-scopes']);
         await storage.apiKeys.insert(keyRecord('key_old', 1_000));
 
-        await expect(storage.migrate()).resolves.toEqual(['applied 2026-12-02-12-key-scopes']);
+        expect(await storage.migrate()).toContain('applied 2026-12-02-12-key-scopes');
 
         expect((await storage.apiKeys.findById('key_old'))?.scopes).toEqual([
           'pets:read',
@@ -449,7 +455,7 @@ describe.runIf(available)('PostgreSQL storage', () => {
         expect(error).toBeInstanceOf(DependencyUnavailableError);
         expect(codeOf(causeOf(error))).toBe('57014');
         expect(ms).toBeGreaterThanOrEqual(250);
-        expect(ms).toBeLessThan(300 + MARGIN_MS);
+        expect(ms).toBeLessThan(300 + scaled(MARGIN_MS));
         await release();
         await expect(storage.pets.list({ afterId: 0, limit: 1 })).resolves.toBeInstanceOf(Array);
       } finally {
@@ -620,7 +626,7 @@ describe.runIf(available)('PostgreSQL storage', () => {
         ).resolves.toEqual({ kind: 'in_progress' });
         const waited = performance.now() - started;
         expect(waited).toBeGreaterThan(900);
-        expect(waited).toBeLessThan(3_000);
+        expect(waited).toBeLessThan(scaled(3_000));
       } finally {
         await release();
         await storage.close();
@@ -726,7 +732,7 @@ describe.runIf(available)('PostgreSQL storage', () => {
         try {
           const started = performance.now();
           await expect(storage.idempotency.purgeExpired(5_000, 100)).resolves.toBe(15);
-          expect(performance.now() - started).toBeLessThan(1_000);
+          expect(performance.now() - started).toBeLessThan(scaled(1_000));
         } finally {
           await release();
         }

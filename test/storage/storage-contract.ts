@@ -832,6 +832,43 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         expect(trail[1]).toEqual(audit);
       });
 
+      it('applies a change decided from a read only while the key still holds what was read, of two at once exactly one', async () => {
+        const input = newKeyRecord({ plan: 'free' });
+        await storage.apiKeys.insert(input);
+        const read = await storage.apiKeys.findById(input.id);
+        if (read === undefined) throw new Error('not stored');
+        const rollTo = (n: number) => ({
+          secret: {
+            hash: randomBytes(32).toString('hex'),
+            displayPrefix: `pa_live_Ab${n}d`,
+            previousHash: read.hash,
+            previousHashExpiresAt: input.createdAt + 500,
+          },
+        });
+        const audits = [1, 2].map((n) =>
+          auditOf(input.id, { action: 'roll', at: input.createdAt + n }),
+        );
+        const results = await Promise.all(
+          [1, 2].map((n, i) => storage.apiKeys.update(input.id, rollTo(n), audits[i]!, read)),
+        );
+        expect(results.filter(Boolean)).toHaveLength(1);
+        const trail = await storage.keyAudit.list({ keyId: input.id, limit: 10 });
+        expect(trail).toEqual([audits[results.indexOf(true)]]);
+        // The read is stale now: a change decided from it applies nowhere, and audits nothing.
+        await expect(
+          storage.apiKeys.update(input.id, { plan: 'pro' }, auditOf(input.id), read),
+        ).resolves.toBe(false);
+        const after = await storage.apiKeys.findById(input.id);
+        expect(after?.plan).toBe('free');
+        // Read again, it applies.
+        await expect(
+          storage.apiKeys.update(input.id, { plan: 'pro' }, auditOf(input.id), after),
+        ).resolves.toBe(true);
+        await expect(storage.keyAudit.list({ keyId: input.id, limit: 10 })).resolves.toHaveLength(
+          2,
+        );
+      });
+
       it('appends nothing for an unknown key, and only the revocation that took effect', async () => {
         const id = `key_${randomUUID()}`;
         await expect(storage.apiKeys.update(id, { plan: 'pro' }, auditOf(id))).resolves.toBe(false);

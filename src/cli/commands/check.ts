@@ -401,12 +401,26 @@ async function runChecks(
   return { failed, total };
 }
 
+/** Never says what it got: the value may be a secret typed in the wrong place. */
+const NOT_A_KEY = 'the key must be an API key (pa_live_... or pa_test_..., 44 characters)';
+
+/** The first line of standard input, without its line end (a key piped in or typed). */
+async function firstLine(stdin: AsyncIterable<string | Buffer>): Promise<string> {
+  let text = '';
+  for await (const chunk of stdin) {
+    text += typeof chunk === 'string' ? chunk : chunk.toString('utf8');
+    if (text.includes('\n') || text.length > 1_000) break;
+  }
+  return (text.split(/\r?\n/)[0] ?? '').trim();
+}
+
 export const check: RemoteCommand = {
   name: 'check',
   kind: 'remote',
   summary: 'check a live deployment against the contract of this build (exit 0 when all hold)',
   help: [
-    'Usage: petstore check <base-url> --key K [--allow-writes]',
+    'Usage: PETSTORE_API_KEY=K petstore check <base-url> [--allow-writes]',
+    '       petstore check <base-url> --key - [--allow-writes]   (the key on standard input)',
     '',
     'Sends a few requests to the deployment at <base-url> (e.g. https://pets.example.com/v1; the',
     '/v1 may be left out) and prints one line per check, PASS, FAIL or SKIP, with what was',
@@ -421,7 +435,10 @@ export const check: RemoteCommand = {
     '  version              info.version 1.0.0, and /healthz reports this build',
     '',
     'Options:',
-    '  --key K          an API key of that deployment (its environment: pa_live_ or pa_test_)',
+    '  PETSTORE_API_KEY an API key of that deployment (its environment: pa_live_ or pa_test_)',
+    '  --key -          read that key from standard input instead (its first line)',
+    '  --key K          the key itself: works, with a warning, since a command line is seen by',
+    '                   others (ps) and kept (shell history)',
     '  --allow-writes   create one pet named "petstore check <time>" (it stays in the store)',
     '',
     'Exit status: 0 when every check holds, 1 when one fails, 2 when called wrongly.',
@@ -440,18 +457,32 @@ export const check: RemoteCommand = {
     if (extra.length > 0)
       throw new UsageError(`one <base-url> at a time, please (got ${positionals.length})`);
     const where = target(raw);
-    if (values.key === undefined)
-      throw new UsageError('--key K is required (an API key of that deployment)');
-    if (!API_KEY_PATTERN.test(values.key)) {
-      throw new UsageError('--key must be an API key (pa_live_... or pa_test_..., 44 characters)');
+    const given = values.key;
+    if (given !== undefined && given !== '-' && !API_KEY_PATTERN.test(given)) {
+      throw new UsageError(NOT_A_KEY);
     }
-    const options: Options = {
-      target: where,
-      key: values.key,
-      allowWrites: values['allow-writes'] === true,
-    };
+    const allowWrites = values['allow-writes'] === true;
 
-    return async ({ stdout }) => {
+    return async ({ stdout, stderr, env, stdin }) => {
+      let key: string;
+      if (given === '-') {
+        key = await firstLine(stdin);
+      } else if (given !== undefined) {
+        key = given;
+        stderr.write(
+          'petstore check: warning: --key K shows the key to anyone who lists processes and keeps it in shell history; set PETSTORE_API_KEY or pipe it to --key - instead\n',
+        );
+      } else {
+        const fromEnv = env.PETSTORE_API_KEY;
+        if (fromEnv === undefined || fromEnv === '') {
+          throw new UsageError(
+            'an API key of that deployment is required: set PETSTORE_API_KEY, or pipe it to --key -',
+          );
+        }
+        key = fromEnv;
+      }
+      if (!API_KEY_PATTERN.test(key)) throw new UsageError(NOT_A_KEY);
+      const options: Options = { target: where, key, allowWrites };
       stdout.write(`Checking ${options.target.v1} against this build (${BUILD_VERSION}):\n`);
       const { failed, total } = await runChecks(options, stdout);
       if (failed.length > 0) {

@@ -1,5 +1,6 @@
 import { type Command, parseCommandArgs } from '../command.js';
 import { describeDatabase } from '../describe.js';
+import { checkDatabaseEnvironment } from '../../services.js';
 
 export const migrate: Command = {
   name: 'migrate',
@@ -14,6 +15,11 @@ export const migrate: Command = {
   prepare(args) {
     parseCommandArgs(args, {});
     return async ({ services, stderr }) => {
+      // Checked, never claimed: a migration run without PETSTORE_ENV must not make a staging
+      // database production's; the first server or key command records the environment.
+      await checkDatabaseEnvironment(services.storage, services.config.environment, {
+        claim: false,
+      });
       const applied = await services.storage.migrate();
       const where = describeDatabase(services.config.database);
       if (applied.length === 0) {

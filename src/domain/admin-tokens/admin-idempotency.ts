@@ -29,8 +29,12 @@ export interface StoredResponse {
  */
 export class AdminIdempotency {
   static readonly RETENTION_MS = DAY_MS;
-  /** A claim with no response this old was left by a process that died mid-request. */
-  static readonly ABANDONED_MS = MINUTE_MS;
+  /**
+   * A claim with no response this old is not running any more: its request failed to store its
+   * answer, or its process died. It may have done what it was asked, so the key stays refused
+   * (409, with words saying so) until the record expires, never run again.
+   */
+  static readonly UNANSWERED_MS = MINUTE_MS;
 
   constructor(
     private readonly store: AdminIdempotencyStore,
@@ -44,17 +48,22 @@ export class AdminIdempotency {
   ): Promise<StoredResponse & { replayed: boolean }> {
     const now = this.clock.now();
     const keyHash = createHash('sha256').update(scope.key).digest('hex');
+    const claimed = { tokenId: scope.tokenId, keyHash, createdAt: now };
     const claim = await this.store.claim(
-      { tokenId: scope.tokenId, keyHash, fingerprint: requestFingerprint(request), createdAt: now },
+      { ...claimed, fingerprint: requestFingerprint(request) },
       now - AdminIdempotency.RETENTION_MS,
-      now - AdminIdempotency.ABANDONED_MS,
     );
     if (claim.kind === 'taken') {
       const { record } = claim;
       if (record.fingerprint !== requestFingerprint(request)) {
         throw domainErrors.idempotencyKeyReused();
       }
-      if (record.response === undefined) throw domainErrors.idempotencyKeyInUse();
+      if (record.response === undefined) {
+        if (record.createdAt <= now - AdminIdempotency.UNANSWERED_MS) {
+          throw domainErrors.idempotencyKeyUnanswered();
+        }
+        throw domainErrors.idempotencyKeyInUse();
+      }
       const body: unknown = JSON.parse(open(scope, record.response.sealed));
       return { status: record.response.status, body, replayed: true };
     }
@@ -63,13 +72,17 @@ export class AdminIdempotency {
       response = await operation();
     } catch (error) {
       // Nothing was done (or it is reported as not done): the same key may be retried.
-      await this.store.release(scope.tokenId, keyHash).catch(() => undefined);
+      await this.store.release(claimed).catch(() => undefined);
       throw error;
     }
-    await this.store.complete(scope.tokenId, keyHash, {
-      status: response.status,
-      sealed: seal(scope, JSON.stringify(response.body)),
-    });
+    // Done, so answered whatever storing the answer comes to: a response that could not be
+    // stored leaves its claim unanswered, and a retry with the key is refused, never run again.
+    await this.store
+      .complete(claimed, {
+        status: response.status,
+        sealed: seal(scope, JSON.stringify(response.body)),
+      })
+      .catch(() => false);
     return { ...response, replayed: false };
   }
 

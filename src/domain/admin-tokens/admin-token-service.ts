@@ -59,7 +59,7 @@ export class AdminTokenService {
   /** Returns false when no such token exists. Every instance refuses it within CACHE_TTL_MS. */
   async revoke(id: string): Promise<boolean> {
     const found = await this.store.revoke(id, this.clock.now());
-    for (const [token, entry] of this.cache) if (entry.record.id === id) this.cache.delete(token);
+    for (const [hash, entry] of this.cache) if (entry.record.id === id) this.cache.delete(hash);
     return found;
   }
 
@@ -72,33 +72,35 @@ export class AdminTokenService {
     gate: () => Promise<boolean>,
   ): Promise<AdminAuthResult> {
     if (token === undefined || token === '') return { ok: false, reason: 'missing' };
+    // Format and checksum first: made-up tokens (and API keys) never reach the cache or storage.
+    if (!isWellFormedToken(token, ADMIN_TOKEN_PREFIX)) return { ok: false, reason: 'malformed' };
     const now = this.clock.now();
-    const entry = this.cache.get(token);
+    // Cached by its SHA-256, as storage keeps it: memory holds no token in clear.
+    const hash = hashApiKey(token);
+    const entry = this.cache.get(hash);
     let record = entry !== undefined && entry.expiresAt > now ? entry.record : undefined;
     if (record === undefined) {
-      // Format and checksum first: made-up tokens (and API keys) never reach storage.
-      if (!isWellFormedToken(token, ADMIN_TOKEN_PREFIX)) return { ok: false, reason: 'malformed' };
       const known = entry !== undefined && entry.record.revokedAt === undefined;
       if (!known && !(await gate())) return { ok: false, reason: 'not_looked_up' };
-      record = await this.store.findByHash(hashApiKey(token));
+      record = await this.store.findByHash(hash);
       if (record === undefined) {
-        this.cache.delete(token);
+        this.cache.delete(hash);
         return { ok: false, reason: 'unknown' };
       }
-      this.remember(token, record, now);
+      this.remember(hash, record, now);
     }
     if (record.revokedAt !== undefined) return { ok: false, reason: 'revoked' };
     this.touch(record.id, now);
     return { ok: true, token: record };
   }
 
-  private remember(token: string, record: AdminTokenRecord, now: number): void {
-    this.cache.delete(token);
+  private remember(hash: string, record: AdminTokenRecord, now: number): void {
+    this.cache.delete(hash);
     if (this.cache.size >= AdminTokenService.CACHE_MAX_ENTRIES) {
       const oldest = this.cache.keys().next();
       if (!oldest.done) this.cache.delete(oldest.value);
     }
-    this.cache.set(token, { record, expiresAt: now + AdminTokenService.CACHE_TTL_MS });
+    this.cache.set(hash, { record, expiresAt: now + AdminTokenService.CACHE_TTL_MS });
   }
 
   /** Last-used, coarse on purpose: one write per token per interval, never one per request. */

@@ -48,25 +48,33 @@ export type AdminIdempotencyClaim =
   /** The key is held by a record younger than the retention (finished or still running). */
   | { kind: 'taken'; record: AdminIdempotencyRecord };
 
+/** One claim of an Idempotency-Key: a later claim of the same key has a later `createdAt`. */
+export type AdminIdempotencyClaimId = Pick<
+  AdminIdempotencyRecord,
+  'tokenId' | 'keyHash' | 'createdAt'
+>;
+
 export interface AdminIdempotencyStore {
   /**
    * Takes the key for a new request unless a record of it exists that was created after
-   * `expiredBefore` (then returns it); a record held without a response since `abandonedBefore`
-   * (its process died mid-request) may be taken over.
+   * `expiredBefore` (then returns it). A record without a response is never taken over before
+   * then: its request may have done what it was asked (a create, a roll) and only failed to store
+   * the answer, so running it again could make a second key or secret.
    */
   claim(
     record: Omit<AdminIdempotencyRecord, 'response'>,
     expiredBefore: number,
-    abandonedBefore: number,
   ): Promise<AdminIdempotencyClaim>;
-  /** Stores the response of a claimed request. */
+  /**
+   * Stores the response of a claimed request, only into that claim (not a later one that took
+   * the key after it expired); says whether it did.
+   */
   complete(
-    tokenId: string,
-    keyHash: string,
+    claim: AdminIdempotencyClaimId,
     response: { status: number; sealed: string },
-  ): Promise<void>;
-  /** Frees a claim whose request failed, so a retry with the same key runs again. */
-  release(tokenId: string, keyHash: string): Promise<void>;
+  ): Promise<boolean>;
+  /** Frees a claim whose request failed (that claim only), so a retry with the same key runs again. */
+  release(claim: AdminIdempotencyClaimId): Promise<void>;
   /** Deletes at most `limit` records created at or before `before`; returns how many. */
   purgeExpired(before: number, limit: number): Promise<number>;
 }

@@ -177,21 +177,27 @@ export class AdmissionService {
   /** Draws on a valid key's windows (and counts a deprecated call), at once when it can. */
   private byValidKey(key: ApiKeyRecord, operation: Operation): SyncOrAsync<Admission> {
     const limits = ApiKeyService.limitsOf(key);
-    if (operation.deprecated === true) this.apiKeys.recordDeprecatedCall(key.id);
     let decision: SyncOrAsync<RateDecision>;
     try {
       decision = this.limiter.hitKey(key, limits);
     } catch (error) {
       throw unavailable(error, limits);
     }
+    // Counted once the counters decided: a failed decision counted nothing, so a request the fast
+    // path hands to the route after one is counted there, once.
+    const deprecated = operation.deprecated === true;
     if (decision instanceof Promise) {
       return decision.then(
-        (decided) => this.byKey(key, decided, operation),
+        (decided) => {
+          if (deprecated) this.apiKeys.recordDeprecatedCall(key.id);
+          return this.byKey(key, decided, operation);
+        },
         (error: unknown) => {
           throw unavailable(error, limits);
         },
       );
     }
+    if (deprecated) this.apiKeys.recordDeprecatedCall(key.id);
     return this.byKey(key, decision, operation);
   }
 

@@ -8,6 +8,7 @@ import { type AuditRecord, newAuditId, SYSTEM_ACTOR } from './key-audit.js';
 import type { SyncOrAsync } from '../sync-or-async.js';
 import { KnownKeyHashes } from './known-key-hashes.js';
 import {
+  API_KEY_LENGTH,
   displayPrefix,
   generateApiKey,
   hashApiKey,
@@ -253,7 +254,7 @@ export class ApiKeyService {
   /** Drops the key from this instance's cache: the next request reads it from storage. */
   forget(id: string): void {
     this.epoch += 1;
-    for (const [token, entry] of this.cache) if (entry.record.id === id) this.cache.delete(token);
+    for (const [hash, entry] of this.cache) if (entry.record.id === id) this.cache.delete(hash);
   }
 
   private fresh(entry: CacheEntry, now: number): boolean {
@@ -286,22 +287,23 @@ export class ApiKeyService {
 
   /**
    * The verdict on a token whose key is in the cache and fresh; undefined when only storage can
-   * tell. Keyed by the token itself, so a key seen valid lately costs one lookup: no checksum, no
-   * hash.
+   * tell. Keyed by the token's SHA-256, as storage keeps it, so that this process's memory (a heap
+   * dump, a core file) holds no key in clear; a token of another length is not hashed at all.
    */
   authenticateCached(token: string): AuthResult | undefined {
+    if (token.length !== API_KEY_LENGTH) return undefined;
     const now = this.clock.now();
-    const entry = this.cache.get(token);
+    const entry = this.cache.get(hashApiKey(token));
     if (entry === undefined || !this.fresh(entry, now)) return undefined;
     return this.verdict(entry.record, entry.secretEndsAt, now);
   }
 
   private async lookUp(token: string, gate: LookupGate | undefined): Promise<AuthResult> {
     const now = this.clock.now();
-    const entry = this.cache.get(token);
     // Format and checksum first: made-up keys never reach storage.
     if (!isWellFormedApiKey(token, this.environment)) return { ok: false, reason: 'malformed' };
     const hash = hashApiKey(token);
+    const entry = this.cache.get(hash);
     // An expired entry of a valid key still shows the key is worth a lookup.
     const known = entry !== undefined && entry.record.revokedAt === undefined;
     if (!known && gate !== undefined && !(await gate()) && !(await this.known.has(hash))) {
@@ -310,13 +312,13 @@ export class ApiKeyService {
     const epoch = this.epoch;
     const record = await this.store.findByHash(hash);
     if (record === undefined) {
-      this.cache.delete(token);
+      this.cache.delete(hash);
       return { ok: false, reason: 'unknown' };
     }
     // The key's previous secret, after a roll: it works until its grace end.
     const secretEndsAt = record.hash === hash ? undefined : (record.previousHashExpiresAt ?? now);
     // Read before an invalidation that came while it was read: it may be the old key, used once, not cached.
-    if (epoch === this.epoch) this.remember(token, record, now, secretEndsAt);
+    if (epoch === this.epoch) this.remember(hash, record, now, secretEndsAt);
     return this.verdict(record, secretEndsAt, now);
   }
 
@@ -329,18 +331,18 @@ export class ApiKeyService {
   }
 
   private remember(
-    token: string,
+    hash: string,
     record: ApiKeyRecord,
     now: number,
     secretEndsAt: number | undefined,
   ): void {
-    this.cache.delete(token); // re-inserting moves it to the back of the eviction order
+    this.cache.delete(hash); // re-inserting moves it to the back of the eviction order
     if (this.cache.size >= ApiKeyService.CACHE_MAX_ENTRIES) {
       // Map keeps insertion order: dropping the first entry drops the oldest.
       const oldest = this.cache.keys().next();
       if (!oldest.done) this.cache.delete(oldest.value);
     }
-    this.cache.set(token, {
+    this.cache.set(hash, {
       record,
       loadedAt: now,
       countMoves: this.countMoves,

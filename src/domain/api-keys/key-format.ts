@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import type { KeyEnvironment } from './api-key.js';
 
@@ -19,6 +19,8 @@ export const KEY_PREFIX: Readonly<Record<KeyEnvironment, string>> = Object.freez
 
 /** Published for secret scanners (README). */
 export const API_KEY_PATTERN = /^pa_(live|test)_[0-9A-Za-z]{36}$/;
+/** The length of every API key (both environments' prefixes have the same length). */
+export const API_KEY_LENGTH = 'pa_live_'.length + RANDOM_LENGTH + CHECKSUM_LENGTH;
 /** Admin tokens (the admin API's credential): the same format under their own prefix. */
 export const ADMIN_TOKEN_PREFIX = 'pa_admin_';
 export const ADMIN_TOKEN_PATTERN = /^pa_admin_[0-9A-Za-z]{36}$/;
@@ -72,7 +74,8 @@ export function isWellFormedApiKey(token: string, environment: KeyEnvironment): 
 }
 
 export function hashApiKey(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+  // One call, no Hash object: it runs on every request with a key (the key caches are keyed by it).
+  return hash('sha256', token, 'hex');
 }
 
 export function displayPrefix(token: string): string {

@@ -7,6 +7,14 @@ import type { ApiKeyRecord, ApiKeyUpdate } from './api-key.js';
 import { ApiKeyService } from './api-key-service.js';
 import { ALL_SCOPES, parseScopes, type Scope } from './scopes.js';
 import {
+  decodeKeyCursor,
+  encodeKeyCursor,
+  KEY_LIST_LIMIT,
+  type KeyListShape,
+  type KeySort,
+  type SortValue,
+} from './key-listing.js';
+import {
   type Actor,
   type AuditAction,
   type AuditChanges,
@@ -144,6 +152,18 @@ export function toKeyView(record: ApiKeyRecord, now: number): KeyView {
   };
 }
 
+/** A record's value in the listing's order, as the store's index holds it. */
+function sortValue(record: ApiKeyRecord, sort: KeySort): SortValue {
+  switch (sort) {
+    case 'created':
+      return record.createdAt;
+    case 'label':
+      return record.label;
+    case 'lastUsed':
+      return record.lastUsedAt ?? 0;
+  }
+}
+
 function limitsChange(record: ApiKeyRecord): { perMinute: number; perDay: number } | null {
   return record.plan === 'enterprise' && record.customLimits === undefined
     ? null
@@ -157,6 +177,8 @@ function limitsChange(record: ApiKeyRecord): { perMinute: number; perDay: number
  * it at once (Redis) or within the cache lifetime.
  */
 export class KeyManagementService {
+  /** Reads and tries of one change before it answers key_changed. */
+  static readonly CHANGE_ATTEMPTS = 3;
   private readonly store: ApiKeyStore;
   private readonly auditStore: KeyAuditStore;
   private readonly usageStore: KeyUsageStore;
@@ -216,6 +238,37 @@ export class KeyManagementService {
     return (await this.store.list()).map((record) => toKeyView(record, now));
   }
 
+  /**
+   * One page of keys, filtered and sorted as asked, with the cursor of the next page when more
+   * keys follow. `state` is judged now, as the views are.
+   */
+  async page(
+    shape: KeyListShape & { limit: number; cursor?: string },
+  ): Promise<{ keys: KeyView[]; next: string | undefined }> {
+    const { limit, cursor, ...listing } = shape;
+    if (!Number.isInteger(limit) || limit < KEY_LIST_LIMIT.min || limit > KEY_LIST_LIMIT.max) {
+      throw new DomainError(
+        'invalid_parameter',
+        `limit must be a whole number from ${KEY_LIST_LIMIT.min} to ${KEY_LIST_LIMIT.max}`,
+      );
+    }
+    const now = this.clock.now();
+    const after = cursor === undefined ? undefined : decodeKeyCursor(cursor, listing);
+    const records = await this.store.page({
+      ...listing,
+      limit: limit + 1,
+      now,
+      ...(after === undefined ? {} : { after }),
+    });
+    const shown = records.slice(0, limit);
+    const last = shown.at(-1);
+    const next =
+      records.length > limit && last !== undefined
+        ? encodeKeyCursor(listing, { value: sortValue(last, listing.sort), id: last.id })
+        : undefined;
+    return { keys: shown.map((record) => toKeyView(record, now)), next };
+  }
+
   async get(keyId: string): Promise<KeyView | undefined> {
     const record = await this.store.findById(keyId);
     return record === undefined ? undefined : toKeyView(record, this.clock.now());
@@ -228,13 +281,17 @@ export class KeyManagementService {
   async setPlan(keyId: string, change: PlanChange, actor: Actor): Promise<KeyView> {
     const problem = planChangeProblem(change);
     if (problem !== undefined) throw problem;
-    const before = await this.existing(keyId);
     const customLimits = limitsOf(change) ?? null;
     const update: ApiKeyUpdate = { plan: change.plan, customLimits };
-    const limitsAfter = customLimits ?? ApiKeyService.limitsOf({ ...before, plan: change.plan });
-    return this.change(before, update, 'set_plan', actor, {
-      plan: { from: before.plan, to: change.plan },
-      limits: { from: limitsChange(before), to: { ...limitsAfter } },
+    return this.change(keyId, 'set_plan', actor, (before) => {
+      const limitsAfter = customLimits ?? ApiKeyService.limitsOf({ ...before, plan: change.plan });
+      return {
+        update,
+        changes: {
+          plan: { from: before.plan, to: change.plan },
+          limits: { from: limitsChange(before), to: { ...limitsAfter } },
+        },
+      };
     });
   }
 
@@ -248,10 +305,10 @@ export class KeyManagementService {
     actor: Actor,
   ): Promise<KeyView> {
     const after = parseScopes(scopes);
-    const before = await this.existing(keyId);
-    return this.change(before, { scopes: after }, 'set_scopes', actor, {
-      scopes: { from: [...before.scopes], to: [...after] },
-    });
+    return this.change(keyId, 'set_scopes', actor, (before) => ({
+      update: { scopes: after },
+      changes: { scopes: { from: [...before.scopes], to: [...after] } },
+    }));
   }
 
   /** `null`: the key never expires. A time in the past expires it at once. */
@@ -259,10 +316,12 @@ export class KeyManagementService {
     if (expiresAt !== null && !Number.isFinite(expiresAt)) {
       throw domainErrors.invalidKeyField('expiresAt', 'a time (RFC 3339) or null');
     }
-    const before = await this.existing(keyId);
-    return this.change(before, { expiresAt }, 'set_expiry', actor, {
-      expiresAt: { from: iso(before.expiresAt), to: expiresAt === null ? null : iso(expiresAt) },
-    });
+    return this.change(keyId, 'set_expiry', actor, (before) => ({
+      update: { expiresAt },
+      changes: {
+        expiresAt: { from: iso(before.expiresAt), to: expiresAt === null ? null : iso(expiresAt) },
+      },
+    }));
   }
 
   /**
@@ -275,31 +334,28 @@ export class KeyManagementService {
     if (!Number.isInteger(graceMs) || graceMs < 0 || graceMs > MAX_GRACE_MS) {
       throw domainErrors.invalidKeyField('grace', 'from 0 to 365 days');
     }
-    const before = await this.existing(keyId);
-    if (before.revokedAt !== undefined) throw domainErrors.keyRevoked(keyId);
-    const now = this.clock.now();
     const secret = this.apiKeys.newSecret();
-    const graceEnd = now + graceMs;
-    const view = await this.change(
-      before,
-      {
-        secret: {
-          hash: secret.hash,
-          displayPrefix: secret.displayPrefix,
-          previousHash: before.hash,
-          previousHashExpiresAt: graceEnd,
+    const view = await this.change(keyId, 'roll', actor, (before) => {
+      if (before.revokedAt !== undefined) throw domainErrors.keyRevoked(keyId);
+      const graceEnd = this.clock.now() + graceMs;
+      return {
+        update: {
+          secret: {
+            hash: secret.hash,
+            displayPrefix: secret.displayPrefix,
+            previousHash: before.hash,
+            previousHashExpiresAt: graceEnd,
+          },
         },
-      },
-      'roll',
-      actor,
-      {
-        prefix: { from: before.displayPrefix, to: secret.displayPrefix },
-        previousSecretExpiresAt: {
-          from: before.previousHash === undefined ? null : iso(before.previousHashExpiresAt),
-          to: iso(graceEnd),
+        changes: {
+          prefix: { from: before.displayPrefix, to: secret.displayPrefix },
+          previousSecretExpiresAt: {
+            from: before.previousHash === undefined ? null : iso(before.previousHashExpiresAt),
+            to: iso(graceEnd),
+          },
         },
-      },
-    );
+      };
+    });
     this.apiKeys.knowHash(secret.hash);
     return { key: view, secret: secret.key };
   }
@@ -355,7 +411,12 @@ export class KeyManagementService {
     return out;
   }
 
-  async audit(query: { keyId?: string; since?: number; limit?: number }): Promise<AuditEntry[]> {
+  async audit(query: {
+    keyId?: string;
+    since?: number;
+    limit?: number;
+    order?: 'asc' | 'desc';
+  }): Promise<AuditEntry[]> {
     const limit = query.limit ?? DEFAULT_AUDIT_LIMIT;
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_AUDIT_LIMIT) {
       throw new DomainError(
@@ -366,6 +427,7 @@ export class KeyManagementService {
     const records = await this.auditStore.list({
       ...(query.keyId !== undefined ? { keyId: query.keyId } : {}),
       ...(query.since !== undefined ? { since: query.since } : {}),
+      ...(query.order !== undefined ? { order: query.order } : {}),
       limit,
     });
     return records.map((record) => ({
@@ -412,18 +474,27 @@ export class KeyManagementService {
     return record;
   }
 
+  /**
+   * Reads the key, decides the change from what it read (the audit's "from" values too), and
+   * stores it only if the key still holds what was read. Another change landing in between (two
+   * rolls at once: both would keep the same old secret as "previous", and the first caller's new
+   * secret would work nowhere) makes it read again and decide again, a few times, then give up.
+   */
   private async change(
-    before: ApiKeyRecord,
-    update: ApiKeyUpdate,
+    keyId: string,
     action: AuditAction,
     actor: Actor,
-    changes: AuditChanges,
+    decide: (before: ApiKeyRecord) => { update: ApiKeyUpdate; changes: AuditChanges },
   ): Promise<KeyView> {
-    const audit = this.auditRecord(before.id, action, actor, changes);
-    if (!(await this.store.update(before.id, update, audit))) {
-      throw domainErrors.keyNotFound(before.id);
+    for (let attempt = 0; attempt < KeyManagementService.CHANGE_ATTEMPTS; attempt++) {
+      const before = await this.existing(keyId);
+      const { update, changes } = decide(before);
+      const audit = this.auditRecord(keyId, action, actor, changes);
+      if (await this.store.update(keyId, update, audit, before)) return this.viewAfterChange(keyId);
     }
-    return this.viewAfterChange(before.id);
+    // The last read found the key, so it is there unless it was deleted since: say which.
+    await this.existing(keyId);
+    throw domainErrors.keyChanged(keyId);
   }
 
   /** After a change: out of this cache, announced to the others, read back as stored. */

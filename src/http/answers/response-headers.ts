@@ -75,3 +75,18 @@ export function answerLines(requestId: string): string {
   for (let i = 0; i < pairs.length; i += 2) lines += `${pairs[i]}: ${pairs[i + 1]}\r\n`;
   return lines;
 }
+
+/**
+ * The operator console's policy (/admin/ on the admin listener): its own script and styles only,
+ * calls to its own origin only (the admin API), nothing inline and no eval, framed by no one.
+ */
+export const CONSOLE_CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');

@@ -43,6 +43,11 @@ export interface BaseAppOptions {
    * body; this runs first, e.g. to authenticate and count the request as its scope would.
    */
   beforeFrameworkError?: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  /**
+   * Runs before a request is refused for its framing (request-framing.ts), to draw the refusal
+   * from the client's budget with the rate-limit headers, as the listener's other answers.
+   */
+  beforeFramingRefusal?: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
   /** Headers for the refusals Node makes before routing (431, bad framing, 408), by address. */
   clientErrorHeaders?: RateLimitLines;
   /** A span per request, and its trace id on every log line of it; absent, the default, is off. */
@@ -139,7 +144,9 @@ export async function createBaseApp(options: BaseAppOptions): Promise<FastifyIns
     options.recorder ??
     new AnswerRecorder({ logger, tracing, sampleSuccess: config.logSampleSuccess });
   await app.register(answerRecordPlugin, { recorder });
-  await app.register(hostHeaderPlugin);
+  await app.register(hostHeaderPlugin, {
+    ...(options.beforeFramingRefusal ? { beforeRefusal: options.beforeFramingRefusal } : {}),
+  });
   return app;
 }
 

@@ -90,6 +90,11 @@ export const ERRORS: { readonly [C in ErrorCode]: TableEntry<C> } = {
     when: 'Key management: a new secret for a revoked key.',
     example: domainErrors.keyRevoked('key_0123456789abcdef'),
   },
+  key_changed: {
+    status: 409,
+    when: 'Key management: other changes of the key kept racing it.',
+    example: domainErrors.keyChanged('key_0123456789abcdef'),
+  },
   idempotency_key_in_use: {
     status: 409,
     when: 'A request with the same Idempotency-Key is still running.',

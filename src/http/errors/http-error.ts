@@ -171,6 +171,12 @@ export const httpErrors = {
       'internal_error',
       'Something went wrong on our side; retry later, and quote the X-Request-Id if it persists',
     ),
+  stopping: (retryAfterSeconds: number) =>
+    new HttpError(
+      'unavailable',
+      `This instance is stopping; retry after ${retryAfterSeconds} seconds, on a new connection (another instance answers it)`,
+      { 'retry-after': String(retryAfterSeconds) },
+    ),
   unavailable: (dependency: 'database' | 'redis', retryAfterSeconds: number) =>
     new HttpError(
       'unavailable',

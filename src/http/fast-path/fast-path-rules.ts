@@ -25,9 +25,9 @@ export const FAST_PATH_RULES: Readonly<
     fastPath: 'leaves',
     how: 'at debug the fast path is off: the arrival line names request.ip, which Fastify works out',
   },
-  requireHost: {
+  refuseBadFraming: {
     fastPath: 'leaves',
-    how: 'an HTTP/1.1 request without Host goes to Fastify',
+    how: 'a request request-framing.ts refuses (no Host or two, a target not a path, HTTP/0.9, a Transfer-Encoding) goes to Fastify',
   },
   handleCors: {
     fastPath: 'leaves',

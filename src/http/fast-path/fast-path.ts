@@ -19,6 +19,7 @@ import { answerPairs } from '../answers/response-headers.js';
 import { credentialOf, handOverAdmission } from '../apps/public/api-key-guard.js';
 import { routeTemplateOf } from '../route-info.js';
 import { apiPath } from '../scopes.js';
+import { framingRefusal } from '../request-framing.js';
 import { plainId, plainQuery } from './plain-request.js';
 
 /** Node's request listener, as Fastify hands it to the server: what a request goes to next. */
@@ -91,13 +92,14 @@ export function createFastPath(deps: FastPathDependencies): ServeFirst {
 
   function readOf(request: IncomingMessage, response: ServerResponse): Read | undefined {
     if (request.method !== 'GET') return undefined;
-    // Draining (Connection: close), a missing Host, a body, a CORS request: Fastify's to answer.
+    // Draining (Connection: close), a body, a CORS request: Fastify's to answer.
     if (response.hasHeader('connection')) return undefined;
     const { headers } = request;
-    if (request.httpVersion === '1.1' && headers.host === undefined) return undefined;
     if (headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined) {
       return undefined;
     }
+    // No Host or two, HTTP/0.9, a target not a path: refused by Fastify's refuseBadFraming.
+    if (framingRefusal(request) !== undefined) return undefined;
     if (cors && headers.origin !== undefined) return undefined;
     const url = request.url ?? '';
     if (url === listPath) {

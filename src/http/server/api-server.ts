@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import { BlockList, isIPv6, type Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyServerFactory } from 'fastify';
 import type { ConnectionLimits, Timeouts } from '../../config/config.js';
 import { type Clock, MINUTE_MS, systemClock } from '../../domain/clock.js';
@@ -10,6 +10,8 @@ import { markAnsweredBeforeRoute } from './answered-sockets.js';
 import { type HttpError, httpErrors } from '../errors/http-error.js';
 import { genRequestId } from '../answers/request-id.js';
 import { rawErrorResponse } from '../answers/raw-response.js';
+import { answerPairs, JSON_TYPE } from '../answers/response-headers.js';
+import { errorBody } from '../errors/error-table.js';
 
 /**
  * How often Node looks for connections past the headers or request timeout. Its default, 30 s, let
@@ -21,14 +23,25 @@ export function checkEveryMs(timeouts: Pick<Timeouts, 'headersMs'>): number {
   return Math.min(500, Math.max(10, Math.floor(timeouts.headersMs / 10)));
 }
 
+/**
+ * After a drain, how long a stopping server still accepts and reads before it closes its listener
+ * and its idle connections, answering every request that arrives 503 with Retry-After and
+ * Connection: close. Without it, a request sent straight to the instance (not through the load
+ * balancer that took it out) just before the stop was reset unanswered: its connection idle or
+ * still in the listen queue, its bytes unread. A client told to retry after a second finds the
+ * listener closed (connection refused: nothing sent, nothing lost).
+ */
+export const REFUSE_WINDOW_MS = 1_000;
+
 /** After a refusal written straight to the socket, how long the connection still reads (see linger). */
 const LINGER_MS = 1_000;
 
 /**
- * Why a connection was closed at once: MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS, or more
- * requests read ahead of their answers than MAX_WAITING_PER_CONNECTION.
+ * Why a connection was closed at once: MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS, more
+ * requests read ahead of their answers than MAX_WAITING_PER_CONNECTION, or a new connection from an
+ * address that did that within PIPELINE_PENALTY_SECONDS.
  */
-export type ConnectionCap = 'total' | 'per_address' | 'pipelined';
+export type ConnectionCap = 'total' | 'per_address' | 'pipelined' | 'penalized';
 
 export interface ApiServerOptions {
   readonly limits: ConnectionLimits;
@@ -83,8 +96,14 @@ export class ApiServer extends http.Server {
   readonly #onArrival: (() => void) | undefined;
   /** Open connections by address bucket. */
   readonly #perAddress = new Map<string, number>();
+  /** Address buckets that pipelined past the bound, and until when (performance.now()) they wait. */
+  readonly #penalized = new Map<string, number>();
+  /** The trusted proxies' addresses (ConnectionLimits.proxies), which the per-address cap skips. */
+  readonly #proxies: BlockList | undefined;
   readonly #open = new Set<Socket>();
   #draining = false;
+  /** close() after a drain: requests are answered 503 until the window ends (REFUSE_WINDOW_MS). */
+  #refusing = false;
 
   constructor(handler: Handler, options: ApiServerOptions) {
     super({
@@ -102,6 +121,7 @@ export class ApiServer extends http.Server {
     this.#timeouts = options.timeouts;
     this.#onRefused = options.onRefused;
     this.#onArrival = options.onArrival;
+    this.#proxies = proxyList(options.limits.proxies);
     this.maxConnections = options.limits.total;
     this.on('drop', (data?: { remoteAddress?: string }) =>
       this.#onRefused('total', data?.remoteAddress ?? 'unknown'),
@@ -131,8 +151,14 @@ export class ApiServer extends http.Server {
       return;
     }
     const bucket = addressBucket(socket.remoteAddress);
+    if (this.#penalized.size > 0 && this.#isPenalized(bucket)) {
+      // Closed before a byte is read: none of its requests is parsed, which is the point.
+      socket.destroy();
+      this.#onRefused('penalized', bucket);
+      return;
+    }
     const open = this.#perAddress.get(bucket) ?? 0;
-    if (open >= this.#limits.perAddress) {
+    if (open >= this.#limits.perAddress && !isProxy(this.#proxies, socket.remoteAddress)) {
       socket.destroy();
       this.#onRefused('per_address', bucket);
       return;
@@ -158,6 +184,25 @@ export class ApiServer extends http.Server {
     });
   }
 
+  #isPenalized(bucket: string): boolean {
+    const until = this.#penalized.get(bucket);
+    if (until === undefined) return false;
+    if (performance.now() < until) return true;
+    this.#penalized.delete(bucket);
+    return false;
+  }
+
+  #penalize(bucket: string): void {
+    const penaltyMs = this.#limits.pipelinePenaltyMs;
+    if (penaltyMs <= 0) return;
+    const now = performance.now();
+    // Addresses whose penalty ended and that never came back are forgotten now and then.
+    if (this.#penalized.size >= MAX_PENALIZED) {
+      for (const [other, until] of this.#penalized) if (until <= now) this.#penalized.delete(other);
+    }
+    if (this.#penalized.size < MAX_PENALIZED) this.#penalized.set(bucket, now + penaltyMs);
+  }
+
   /** Whether drain() was called: /readyz answers 503 (src/http/apps/ops/health.route.ts). */
   get draining(): boolean {
     return this.#draining;
@@ -180,6 +225,37 @@ export class ApiServer extends http.Server {
    * (RFC 9112 9.6: the client retries those elsewhere). The callback runs once all are closed.
    */
   override close(callback?: (error?: Error) => void): this {
+    if (this.#draining && !this.#refusing && this.listening) {
+      this.#refusing = true;
+      this.#markInFlightLast();
+      const timer = setTimeout(() => this.#closeNow(callback), REFUSE_WINDOW_MS);
+      timer.unref();
+      return this;
+    }
+    if (this.#refusing) return this; // a second close() during the window: the first one ends it
+    return this.#closeNow(callback);
+  }
+
+  /** Node's close() and Fastify's close both call this first: idle connections stay for the window. */
+  override closeIdleConnections(): void {
+    if (this.#refusing) return;
+    super.closeIdleConnections();
+  }
+
+  /** Each response in flight ends with Connection: close; nothing more is served on its connection. */
+  #markInFlightLast(): void {
+    for (const socket of this.#open) {
+      const connection = connections.get(socket);
+      if (connection === undefined || connection.inFlight.size === 0) continue;
+      connection.closing = true;
+      for (const response of connection.inFlight.keys()) {
+        if (!response.headersSent) response.setHeader('connection', 'close');
+      }
+    }
+  }
+
+  #closeNow(callback?: (error?: Error) => void): this {
+    this.#refusing = false;
     for (const socket of this.#open) {
       const connection = connections.get(socket);
       if (connection === undefined || connection.inFlight.size === 0) {
@@ -203,13 +279,21 @@ export class ApiServer extends http.Server {
     if (socket.destroyed) return;
     if (connection.waiting.length >= MAX_WAITING_PER_CONNECTION) {
       closeOverflowing(socket);
-      this.#onRefused('pipelined', addressBucket(socket.remoteAddress ?? 'unknown'));
+      const address = socket.remoteAddress ?? 'unknown';
+      const bucket = addressBucket(address);
+      // A trusted proxy speaks for many clients: one of them must not lock out the rest.
+      if (!isProxy(this.#proxies, address)) this.#penalize(bucket);
+      this.#onRefused('pipelined', bucket);
       return;
     }
     if (connection.closing) {
       // Refused or draining: this request is not served. Responses still in flight end with
       // Connection: close, and Node drops the ones queued behind them.
       if (connection.inFlight.size === 0) socket.destroy();
+      return;
+    }
+    if (this.#refusing) {
+      refuseStopping(request, response);
       return;
     }
     if (this.#draining) response.setHeader('connection', 'close');
@@ -247,6 +331,9 @@ const MAX_HANDLED_PER_CONNECTION = 8;
  * request holds its request and response objects, so this bounds what a connection keeps.
  */
 export const MAX_WAITING_PER_CONNECTION = 128;
+
+/** Addresses remembered at once for PIPELINE_PENALTY_SECONDS: a bound on what an attack can make it keep. */
+const MAX_PENALIZED = 10_000;
 
 /**
  * Waiting requests of one connection handed over per turn of the event loop. One: with hundreds of
@@ -339,6 +426,23 @@ function pump(socket: Socket, connection: Connection): void {
   }
 }
 
+/** A request arriving while the server stops (REFUSE_WINDOW_MS): 503, Retry-After, then closed. */
+function refuseStopping(request: IncomingMessage, response: ServerResponse): void {
+  const refusal = httpErrors.stopping(Math.ceil(REFUSE_WINDOW_MS / 1000));
+  const body = JSON.stringify(errorBody(refusal));
+  response.writeHead(errorBody(refusal).status, [
+    ...answerPairs(genRequestId(request)),
+    'content-type',
+    JSON_TYPE,
+    'content-length',
+    String(Buffer.byteLength(body)),
+    ...Object.entries(refusal.headers).flat(),
+    'connection',
+    'close',
+  ]);
+  response.end(body);
+}
+
 /** Fastify's serverFactory option: the app is served by an ApiServer. */
 export function apiServerFactory(options: ApiServerOptions): FastifyServerFactory {
   return (handler) => new ApiServer(handler, options);
@@ -382,8 +486,11 @@ export function answerClientError(
     return;
   }
   if (first !== undefined && first[1] !== receiving) {
-    // The error is in a request pipelined behind ones not yet answered: answer those, then close.
-    for (const [response] of inFlight) response.setHeader('connection', 'close');
+    // The error is in a request pipelined behind ones not yet answered: every one of those was
+    // read and will run, so each is answered, in order, and the last closes the connection. A
+    // Connection: close on an earlier one would make Node drop the answers queued behind it.
+    const [lastResponse] = inFlight[inFlight.length - 1] as [ServerResponse, IncomingMessage];
+    if (!lastResponse.headersSent) lastResponse.setHeader('connection', 'close');
     return;
   }
   // The headers never completed, or the request whose body is arriving is the one to answer.
@@ -447,6 +554,26 @@ function closeOverflowing(socket: Socket): void {
   socket.destroy();
 }
 
+function proxyList(entries: readonly string[]): BlockList | undefined {
+  if (entries.length === 0) return undefined;
+  const list = new BlockList();
+  for (const entry of entries) {
+    const [address = '', prefix] = entry.split('/');
+    const family = isIPv6(address) ? 'ipv6' : 'ipv4';
+    if (prefix === undefined) list.addAddress(address, family);
+    else list.addSubnet(address, Number(prefix), family);
+  }
+  return list;
+}
+
+/** Whether a connection comes from a trusted proxy; an IPv4-mapped IPv6 address counts as IPv4. */
+function isProxy(proxies: BlockList | undefined, address: string): boolean {
+  if (proxies === undefined) return false;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
+  if (mapped !== undefined) return proxies.check(mapped, 'ipv4');
+  return proxies.check(address, isIPv6(address) ? 'ipv6' : 'ipv4');
+}
+
 /**
  * Ends the connection but reads (and drops) what the client still sends for LINGER_MS before
  * destroying it: closing with unread data makes TCP send a reset, and the client could lose the
@@ -496,6 +623,8 @@ const REFUSAL_WORDS: Record<ConnectionCap, string> = {
   total: 'connections refused: MAX_CONNECTIONS reached',
   per_address: 'connections refused: MAX_CONNECTIONS_PER_ADDRESS reached for an address',
   pipelined: `connections closed: more than ${MAX_WAITING_PER_CONNECTION} requests pipelined ahead of their answers`,
+  penalized:
+    'connections refused: the address pipelined too far ahead within PIPELINE_PENALTY_SECONDS',
 };
 
 export function refusalWarnings(

@@ -1,8 +1,10 @@
 import { type Kysely, type Migration, sql } from 'kysely';
 import {
   CACHED_KEY_COLUMNS_BEFORE_SCOPES,
+  databaseEnvironmentMigration,
   keyScopesMigration,
   liftedBanMigration,
+  keyListingMigration,
   sharedMigrations,
 } from '../sql/shared-migrations.js';
 
@@ -170,4 +172,6 @@ export const POSTGRES_MIGRATIONS: Record<string, Migration> = {
       AFTER UPDATE OF ${columns} OR DELETE ON api_keys
       FOR EACH STATEMENT EXECUTE FUNCTION api_keys_changed()`.execute(db);
   }),
+  '2026-12-02-13-key-listing': keyListingMigration,
+  '2026-12-02-14-database-environment': databaseEnvironmentMigration(TYPES),
 };

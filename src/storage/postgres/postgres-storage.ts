@@ -3,6 +3,7 @@ import type { Storage } from '../../domain/ports.js';
 import { NO_STORAGE_OBSERVER, type StorageObserver } from '../observer.js';
 import type { Database } from '../sql/database.js';
 import type { DialectTraits, SqlWrites, StorageTime } from '../sql/dialect-traits.js';
+import { databaseEnvironment } from '../sql/database-environment.js';
 import { migrate, type MigrateOptions } from '../sql/migrate.js';
 import { SqlAdminIdempotencyStore } from '../sql/sql-admin-idempotency-store.js';
 import { SqlAdminTokenStore } from '../sql/sql-admin-token-store.js';
@@ -158,6 +159,7 @@ export function createPostgresStorage(
       withMigrationLock(config, (connection, options) =>
         migrate(connection, POSTGRES_MIGRATIONS, 'down', options),
       ),
+    environment: (claim) => databaseEnvironment(db, claim),
     async ping() {
       // Writes must be possible, not only reads: a server in recovery (a standby after a
       // failover) or a database set read-only answers 25006 here, which also drops that

@@ -6,16 +6,19 @@
  *       after that window ends.
  *   <base>:ban                          hash {startedAt, until}; expires KEY_GRACE_MS after the
  *       ban ends.
- * where <base> is `<prefix>{<subject>}`. KEYS[1] is always the ban key: it names the slot, and the
- * window keys are built inside the script from the time it reads, so that every instance names
- * the same window whatever its own clock says.
+ * where <base> is `<prefix>{<subject>}`. Every key a script touches is declared in KEYS, as managed
+ * and proxy Redis require: KEYS[1] is always the ban key, then the window keys the caller expects.
+ * A window's number follows the time the script reads, so that every instance names the same
+ * window whatever its own clock says; the caller declares the windows around its estimate of that
+ * time, and when the window at the script's `now` is not among them the script changes nothing and
+ * answers {'retry', now}: the caller corrects its estimate and asks again.
  *
  * Time: ARGV[1] is `now` in epoch ms, or -1 to read the Redis server's TIME, the one clock every
  * instance shares. Every reply ends with the `now` the script decided at. TTLs are relative
  * (PEXPIRE from that `now`).
  */
 
-/** Shared by the scripts: reads `now` and the window keys of ARGV from `first` on. */
+/** Shared by the scripts: reads `now`, and finds the declared key of a window at `now`. */
 const PRELUDE = `
 local now = tonumber(ARGV[1])
 if now < 0 then
@@ -24,9 +27,14 @@ if now < 0 then
 end
 local grace = tonumber(ARGV[2])
 local base = string.sub(KEYS[1], 1, -5)
+local declared = {}
+for i = 2, #KEYS do declared[KEYS[i]] = true end
+-- The key of the window of this length at now, its number and TTL; nil when it was not declared.
 local function windowKey(len)
   local number = math.floor(now / len)
-  return base .. ':' .. len .. ':' .. number, number, (number + 1) * len - now + grace
+  local key = base .. ':' .. len .. ':' .. number
+  if not declared[key] then return nil end
+  return key, number, (number + 1) * len - now + grace
 end
 `;
 
@@ -37,7 +45,8 @@ end
  * a window key missing mid-window (Redis restarted without its data) starts from, and which raises
  * the count of such a restored window for the rest of it when it is higher than any floor before.
  * Returns {'allowed', used, granted, restored, now} | {'limited', used, refused (0-based), restored,
- * now} | {'banned', used, startedAt, until, started (0/1), restored, now}, where `restored` says
+ * now} | {'banned', used, startedAt, until, started (0/1), restored, now} | {'retry', now} (a
+window's key not declared), where `restored` says
  * per window (0/1) whether its count was rebuilt after Redis lost it: the instance then keeps the
  * floor it had, since what it sees since is no longer knowledge from before the loss.
  * `used` holds each window's count after the grant. The grant is the smallest room left in any
@@ -48,13 +57,15 @@ local after = tonumber(ARGV[3])
 local banMs = tonumber(ARGV[4])
 local want = tonumber(ARGV[5])
 local windows = (#ARGV - 5) / 4
-local keys, ttls, used, restored = {}, {}, {}, {}
+local keys, numbers, ttls, used, restored = {}, {}, {}, {}, {}
+for i = 1, windows do
+  keys[i], numbers[i], ttls[i] = windowKey(tonumber(ARGV[5 + 4 * (i - 1) + 1]))
+  if not keys[i] then return {'retry', now} end
+end
 local room = want
 for i = 1, windows do
   local at = 5 + 4 * (i - 1)
-  local key, number, ttl = windowKey(tonumber(ARGV[at + 1]))
-  keys[i] = key
-  ttls[i] = ttl
+  local key, number, ttl = keys[i], numbers[i], ttls[i]
   local state = redis.call('HMGET', key, 'used', 'restored')
   used[i] = tonumber(state[1] or '0')
   -- A key of the current window is only missing when Redis lost it (a restart without its data).
@@ -117,25 +128,27 @@ return {'limited', used, refused, restored, now}
 
 /**
  * Gives back `count` requests leased but not spent, in the windows they were taken from.
- * ARGV: now (unused), grace (unused), count, then the window keys' suffixes `<len>:<number>`.
- * A key that is gone (its window ended, or Redis lost it) is left alone.
+ * KEYS: the ban key (unused), then the window keys of the lease. ARGV: now (unused), grace
+ * (unused), count. A key that is gone (its window ended, or Redis lost it) is left alone.
  */
 export const GIVE_BACK_LUA = `
-local base = string.sub(KEYS[1], 1, -5)
 local count = tonumber(ARGV[3])
-for i = 4, #ARGV do
-  local key = base .. ':' .. ARGV[i]
-  local used = tonumber(redis.call('HGET', key, 'used') or '-1')
-  if used >= count then redis.call('HINCRBY', key, 'used', -count) end
+for i = 2, #KEYS do
+  local used = tonumber(redis.call('HGET', KEYS[i], 'used') or '-1')
+  if used >= count then redis.call('HINCRBY', KEYS[i], 'used', -count) end
 end
 return 0
 `;
 
-/** ARGV: now, grace, then each window's length. Returns each window's count, then `now`. */
+/**
+ * ARGV: now, grace, then each window's length. Returns each window's count, then `now`; or
+ * {'retry', now} when a window's key at `now` was not declared.
+ */
 export const PEEK_LUA = `${PRELUDE}
 local used = {}
 for i = 3, #ARGV do
   local key = windowKey(tonumber(ARGV[i]))
+  if not key then return {'retry', now} end
   used[#used + 1] = tonumber(redis.call('HGET', key, 'used') or '0')
 end
 used[#used + 1] = now

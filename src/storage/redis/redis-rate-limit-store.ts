@@ -39,6 +39,15 @@ import { GIVE_BACK_LUA, LEASE_LUA, LIFT_LUA, PEEK_LUA } from './rate-limit-scrip
  */
 export const KEY_GRACE_MS = 10_000;
 
+/**
+ * Window keys are declared for the shared time estimated here less and plus this: the estimate runs
+ * ahead of Redis's clock by up to a round trip, and a script that finds the window at its own time
+ * undeclared is asked again with a corrected estimate.
+ */
+const WINDOW_MARGIN_MS = 1_000;
+/** Script runs of one call at most while the estimate of Redis's clock settles. */
+const SCRIPT_ATTEMPTS = 3;
+
 type ScriptArgument = string | number;
 
 /** The connection with the commands `defineCommand` adds; ioredis cannot type them itself. */
@@ -144,18 +153,29 @@ export class RedisRateLimitStore implements RateLimitStore {
 
   async peek(subject: string, windows: readonly LimitWindow[], now: number): Promise<number[]> {
     if (windows.length === 0) return [];
-    const sentAt = performance.now();
-    const reply = await callRedis(this.observer, 'peek', () =>
-      this.client.rateLimitPeek(
-        1,
-        this.banKey(subject),
-        this.timeArgument(now),
-        KEY_GRACE_MS,
-        ...windows.map((w) => w.lengthMs),
-      ),
-    );
-    const values = counts(reply, windows.length + 1);
-    const at = this.sawTime(values.pop() as number, sentAt);
+    let values: number[] | undefined;
+    let at = 0;
+    for (let attempt = 0; values === undefined; attempt++) {
+      const sentAt = performance.now();
+      const keys = this.scriptKeys(subject, windows, now);
+      const reply = await callRedis(this.observer, 'peek', () =>
+        this.client.rateLimitPeek(
+          keys.length,
+          ...keys,
+          this.timeArgument(now),
+          KEY_GRACE_MS,
+          ...windows.map((w) => w.lengthMs),
+        ),
+      );
+      const retry = retryAt(reply);
+      if (retry === undefined) {
+        values = counts(reply, windows.length + 1);
+        at = this.sawTime(values.pop() as number, sentAt);
+      } else {
+        this.sawTime(retry, sentAt);
+        if (attempt + 1 >= SCRIPT_ATTEMPTS) throw undeclaredWindow(reply);
+      }
+    }
     const lease = this.subjects.get(subject)?.lease;
     if (lease === undefined || !leaseFits(lease, windows, at)) return values;
     return values.map((count) => count - lease.left);
@@ -218,16 +238,19 @@ export class RedisRateLimitStore implements RateLimitStore {
       const known = previous?.lengths[i] === window.lengthMs ? previous : undefined;
       args.push(window.lengthMs, window.limit, known?.numbers[i] ?? -1, known?.floors[i] ?? 0);
     }
-    const reply = await callRedis(this.observer, 'lease', () =>
-      this.client.rateLimitLease(1, this.banKey(subject), ...args),
-    );
+    let reply: unknown;
+    for (let attempt = 0; ; attempt++) {
+      const keys = this.scriptKeys(subject, windows, request.now);
+      reply = await callRedis(this.observer, 'lease', () =>
+        this.client.rateLimitLease(keys.length, ...keys, ...args),
+      );
+      const retry = retryAt(reply);
+      if (retry === undefined) break;
+      this.sawTime(retry, sentAt);
+      if (attempt + 1 >= SCRIPT_ATTEMPTS) throw undeclaredWindow(reply);
+    }
     const { outcome, granted, restored, now } = parseLease(reply, windows.length);
     this.sawTime(now, sentAt);
-    // A lease of another window or limit still holds requests counted in windows that go on.
-    if (previous !== undefined && previous.left > 0 && previous !== state.lease) {
-      void this.giveBack(subject, { ...previous }).catch(() => undefined);
-      previous.left = 0;
-    }
     state.size = size;
     state.leasedAt = sentAt;
     state.served = 1;
@@ -235,7 +258,21 @@ export class RedisRateLimitStore implements RateLimitStore {
     if (outcome.kind === 'banned') state.ban = outcome.ban;
     const left = Math.max(0, granted - 1);
     const floors = floorsAfter(previous, outcome.used, restored, now, windows);
-    state.lease = leaseOf(windows, outcome.used, left, now, floors);
+    const lease = leaseOf(windows, outcome.used, left, now, floors);
+    // The lease replaced (of an ended window, another limit, or held while Redis was quiet) still
+    // holds requests counted in every window it was taken from, some of which go on (the day):
+    // they go back, and the new lease's counts no longer include them.
+    const replaced = state.lease;
+    if (replaced !== undefined && replaced.left > 0) {
+      const count = replaced.left;
+      lease.used = lease.used.map((used, i) =>
+        replaced.lengths[i] === lease.lengths[i] && replaced.numbers[i] === lease.numbers[i]
+          ? used - count
+          : used,
+      );
+      void this.giveBack(subject, replaced).catch(() => undefined);
+    }
+    state.lease = lease;
     if (outcome.kind === 'allowed') return { kind: 'allowed', used: usedSeen(state.lease) };
     return outcome;
   }
@@ -282,9 +319,13 @@ export class RedisRateLimitStore implements RateLimitStore {
     if (lease === undefined || lease.left <= 0) return;
     const count = lease.left;
     lease.left = 0;
-    const windows = lease.numbers.map((number, i) => `${lease.lengths[i]}:${number}`);
+    const base = this.baseKey(subject);
+    const keys = [
+      this.banKey(subject),
+      ...lease.numbers.map((number, i) => `${base}:${lease.lengths[i]}:${number}`),
+    ];
     await callRedis(this.observer, 'give_back', () =>
-      this.client.rateLimitGiveBack(1, this.banKey(subject), 0, KEY_GRACE_MS, count, ...windows),
+      this.client.rateLimitGiveBack(keys.length, ...keys, 0, KEY_GRACE_MS, count),
     );
   }
 
@@ -354,8 +395,38 @@ export class RedisRateLimitStore implements RateLimitStore {
     return serverNow;
   }
 
+  private baseKey(subject: string): string {
+    return `${this.keyPrefix}{${subject}}`;
+  }
+
   private banKey(subject: string): string {
-    return `${this.keyPrefix}{${subject}}:ban`;
+    return `${this.baseKey(subject)}:ban`;
+  }
+
+  /**
+   * The keys a script on these windows may touch: the ban key, then each window's key at the time
+   * it will run, declared as the script requires (rate-limit-scripts.ts). On the caller's clock
+   * that time is known; on Redis's, the windows around the estimate of it here.
+   */
+  private scriptKeys(
+    subject: string,
+    windows: readonly LimitWindow[],
+    callerNow: number,
+  ): string[] {
+    const base = this.baseKey(subject);
+    const keys = [this.banKey(subject)];
+    const estimate = this.sharedTime;
+    for (const { lengthMs } of windows) {
+      const numbers =
+        estimate === undefined
+          ? [Math.floor(callerNow / lengthMs)]
+          : [
+              Math.floor((estimate - WINDOW_MARGIN_MS) / lengthMs),
+              Math.floor((estimate + WINDOW_MARGIN_MS) / lengthMs),
+            ];
+      for (const number of new Set(numbers)) keys.push(`${base}:${lengthMs}:${number}`);
+    }
+    return keys;
   }
 }
 
@@ -375,6 +446,19 @@ export async function createRedisRateLimitStore(
     ...storeOptions,
     ...(options.observer !== undefined && { observer: options.observer }),
   });
+}
+
+/** The script's `now` when it answered that a window's key was not declared; else undefined. */
+function retryAt(reply: unknown): number | undefined {
+  if (!Array.isArray(reply) || reply[0] !== 'retry') return undefined;
+  const now = Number(reply[1]);
+  return Number.isSafeInteger(now) ? now : undefined;
+}
+
+function undeclaredWindow(reply: unknown): Error {
+  return new Error(
+    `the rate-limit script kept finding its window undeclared: ${JSON.stringify(reply)}`,
+  );
 }
 
 /** An array of integers (of `length` items, when given) from a script reply. */

@@ -151,3 +151,45 @@ export function keyScopesMigration(
     },
   };
 }
+
+/**
+ * The orders the key listing (GET /admin/v1/keys, the console) walks, each ending in id so that a
+ * keyset position is unique: a page is read from the index, not by sorting every key. The
+ * expression is spelled as the store's query spells it (SqlApiKeyStore.page).
+ */
+export const keyListingMigration: Migration = {
+  async up(db: Kysely<unknown>) {
+    await sql`CREATE INDEX api_keys_created ON api_keys (created_at, id)`.execute(db);
+    await sql`CREATE INDEX api_keys_label ON api_keys (label, id)`.execute(db);
+    await sql`CREATE INDEX api_keys_last_used ON api_keys ((coalesce(last_used_at, 0)), id)`.execute(
+      db,
+    );
+  },
+  async down(db: Kysely<unknown>) {
+    await sql`DROP INDEX api_keys_last_used`.execute(db);
+    await sql`DROP INDEX api_keys_label`.execute(db);
+    await sql`DROP INDEX api_keys_created`.execute(db);
+  },
+};
+
+/**
+ * The database's own settings, one row per name. The first: `environment`, the PETSTORE_ENV the
+ * database belongs to, written by the first server or CLI that opens it after this migration and
+ * compared by every later one (src/storage/sql/database-environment.ts). Not written here: the
+ * migration does not know the environment, and a migrate run without PETSTORE_ENV must not
+ * claim a staging database for production.
+ */
+export function databaseEnvironmentMigration(types: MigrationTypes): Migration {
+  const text = sql.raw(types.text);
+  return {
+    async up(db: Kysely<unknown>) {
+      await sql`CREATE TABLE settings (
+        name ${text} PRIMARY KEY,
+        value ${text} NOT NULL
+      )`.execute(db);
+    },
+    async down(db: Kysely<unknown>) {
+      await sql`DROP TABLE settings`.execute(db);
+    },
+  };
+}

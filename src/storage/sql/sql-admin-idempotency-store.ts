@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type {
   AdminIdempotencyClaim,
+  AdminIdempotencyClaimId,
   AdminIdempotencyRecord,
   AdminIdempotencyStore,
 } from '../../domain/admin-tokens/admin-token.js';
@@ -19,10 +20,9 @@ export class SqlAdminIdempotencyStore implements AdminIdempotencyStore {
   async claim(
     record: Omit<AdminIdempotencyRecord, 'response'>,
     expiredBefore: number,
-    abandonedBefore: number,
   ): Promise<AdminIdempotencyClaim> {
     for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
-      // One statement: take a free key, or one whose record expired or was abandoned.
+      // One statement: take a free key, or one whose record expired.
       const upsert = this.db
         .insertInto('admin_idempotency')
         .values({
@@ -42,15 +42,7 @@ export class SqlAdminIdempotencyStore implements AdminIdempotencyStore {
               status: null,
               sealed: null,
             })
-            .where(({ eb, or, and }) =>
-              or([
-                eb('admin_idempotency.created_at', '<=', expiredBefore),
-                and([
-                  eb('admin_idempotency.sealed', 'is', null),
-                  eb('admin_idempotency.created_at', '<=', abandonedBefore),
-                ]),
-              ]),
-            ),
+            .where('admin_idempotency.created_at', '<=', expiredBefore),
         )
         .compile();
       const [changed] = await this.writes.run([upsert]);
@@ -77,26 +69,29 @@ export class SqlAdminIdempotencyStore implements AdminIdempotencyStore {
   }
 
   async complete(
-    tokenId: string,
-    keyHash: string,
+    claim: AdminIdempotencyClaimId,
     response: { status: number; sealed: string },
-  ): Promise<void> {
-    await this.writes.run([
+  ): Promise<boolean> {
+    const [changed] = await this.writes.run([
       this.db
         .updateTable('admin_idempotency')
         .set({ status: response.status, sealed: response.sealed })
-        .where('token_id', '=', tokenId)
-        .where('key_hash', '=', keyHash)
+        .where('token_id', '=', claim.tokenId)
+        .where('key_hash', '=', claim.keyHash)
+        .where('created_at', '=', claim.createdAt)
+        .where('sealed', 'is', null)
         .compile(),
     ]);
+    return changed !== undefined && changed > 0;
   }
 
-  async release(tokenId: string, keyHash: string): Promise<void> {
+  async release(claim: AdminIdempotencyClaimId): Promise<void> {
     await this.writes.run([
       this.db
         .deleteFrom('admin_idempotency')
-        .where('token_id', '=', tokenId)
-        .where('key_hash', '=', keyHash)
+        .where('token_id', '=', claim.tokenId)
+        .where('key_hash', '=', claim.keyHash)
+        .where('created_at', '=', claim.createdAt)
         .where('sealed', 'is', null)
         .compile(),
     ]);

@@ -8,6 +8,7 @@ import {
 } from 'kysely';
 import type { ApiKeyRecord, ApiKeyUpdate, NewApiKeyRecord } from '../../domain/api-keys/api-key.js';
 import type { AuditRecord } from '../../domain/api-keys/key-audit.js';
+import type { KeyListQuery } from '../../domain/api-keys/key-listing.js';
 import type { ApiKeyStore } from '../../domain/ports.js';
 import { isPlan } from '../../domain/rate-limits/plans.js';
 import { ALL_SCOPES, formatScopes, storedScopes } from '../../domain/api-keys/scopes.js';
@@ -48,6 +49,85 @@ function toRecord(row: Selectable<ApiKeysTable>): ApiKeyRecord {
   return record;
 }
 
+/** The statement of SqlApiKeyStore.page, open to tests that read its query plan. */
+export function keyPageQuery(db: Kysely<Database>, query: KeyListQuery) {
+  // The sort expressions are the indexed ones (migration 2026-12-02-13-key-listing), spelled
+  // the same here so both engines walk the index instead of sorting every key.
+  const column = {
+    created: sql<number>`created_at`,
+    label: sql<string>`label`,
+    lastUsed: sql<number>`coalesce(last_used_at, 0)`,
+  }[query.sort];
+  const { now, order } = query;
+  let select = db.selectFrom('api_keys').selectAll();
+  if (query.plan !== undefined) select = select.where('plan', '=', query.plan);
+  if (query.label !== undefined && query.label !== '') {
+    const escaped = query.label.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`);
+    select = select.where(sql<boolean>`lower(label) like ${`%${escaped}%`} escape '\\'`);
+  }
+  const live = sql<boolean>`revoked_at is null and (expires_at is null or expires_at > ${now})`;
+  switch (query.state) {
+    case 'revoked':
+      select = select.where('revoked_at', 'is not', null);
+      break;
+    case 'expired':
+      select = select.where(
+        sql<boolean>`revoked_at is null and expires_at is not null and expires_at <= ${now}`,
+      );
+      break;
+    case 'banned':
+      select = select.where(sql<boolean>`${live} and banned_until > ${now}`);
+      break;
+    case 'active':
+      select = select.where(
+        sql<boolean>`${live} and (banned_until is null or banned_until <= ${now})`,
+      );
+      break;
+    case undefined:
+      break;
+  }
+  if (query.after !== undefined) {
+    const { value, id } = query.after;
+    const at = typeof value === 'number' ? sql`cast(${value} as bigint)` : sql`${value}`;
+    select = select.where(
+      order === 'asc'
+        ? sql<boolean>`(${column}, id) > (${at}, ${id})`
+        : sql<boolean>`(${column}, id) < (${at}, ${id})`,
+    );
+  }
+  return select.orderBy(column, order).orderBy('id', order).limit(query.limit);
+}
+
+type KeyCondition = (
+  eb: ExpressionBuilder<Database, 'api_keys'>,
+) => ReturnType<ExpressionBuilder<Database, 'api_keys'>['and']>;
+
+/** The key still holds every field a change may be decided from, as `read` saw them. */
+function unchangedSince(read: ApiKeyRecord): KeyCondition {
+  return (eb) => {
+    type Nullable =
+      | 'per_minute'
+      | 'per_day'
+      | 'expires_at'
+      | 'revoked_at'
+      | 'previous_hash'
+      | 'previous_hash_expires_at';
+    const same = (column: Nullable, value: string | number | undefined) =>
+      value === undefined ? eb(column, 'is', null) : eb(column, '=', value as never);
+    return eb.and([
+      eb('hash', '=', read.hash),
+      eb('plan', '=', read.plan),
+      eb('scopes', '=', formatScopes(read.scopes)),
+      same('per_minute', read.customLimits?.perMinute),
+      same('per_day', read.customLimits?.perDay),
+      same('expires_at', read.expiresAt),
+      same('revoked_at', read.revokedAt),
+      same('previous_hash', read.previousHash),
+      same('previous_hash_expires_at', read.previousHashExpiresAt),
+    ]);
+  };
+}
+
 /** Reads on the backend's connection; every write goes through its SqlWrites. */
 export class SqlApiKeyStore implements ApiKeyStore {
   constructor(
@@ -62,9 +142,7 @@ export class SqlApiKeyStore implements ApiKeyStore {
    */
   private appendAudit(
     audit: AuditRecord,
-    condition: (
-      eb: ExpressionBuilder<Database, 'api_keys'>,
-    ) => ReturnType<ExpressionBuilder<Database, 'api_keys'>['and']> = (eb) => eb.and([]),
+    condition: KeyCondition = (eb) => eb.and([]),
     once = false,
   ): CompiledQuery {
     const db = this.db;
@@ -190,6 +268,10 @@ export class SqlApiKeyStore implements ApiKeyStore {
     return row === undefined ? undefined : toRecord(row);
   }
 
+  async page(query: KeyListQuery): Promise<ApiKeyRecord[]> {
+    return (await keyPageQuery(this.db, query).execute()).map(toRecord);
+  }
+
   async list(): Promise<ApiKeyRecord[]> {
     const rows = await this.db
       .selectFrom('api_keys')
@@ -218,7 +300,12 @@ export class SqlApiKeyStore implements ApiKeyStore {
     return Number(n);
   }
 
-  async update(id: string, update: ApiKeyUpdate, audit: AuditRecord): Promise<boolean> {
+  async update(
+    id: string,
+    update: ApiKeyUpdate,
+    audit: AuditRecord,
+    read?: ApiKeyRecord,
+  ): Promise<boolean> {
     const set: Updateable<ApiKeysTable> = {};
     if (update.plan !== undefined) set.plan = update.plan;
     if (update.customLimits !== undefined) {
@@ -238,9 +325,25 @@ export class SqlApiKeyStore implements ApiKeyStore {
       // Renumbered, so every instance's known-hash loads (by seq) meet the new secret's hash.
       statement = statement.set(sql.raw('seq') as never, sql.raw(this.traits.nextKeySeq) as never);
     }
-    const [changed] = await this.writes.run([
-      statement.where('id', '=', id).compile(),
-      this.appendAudit(audit),
+    if (read === undefined) {
+      const [changed] = await this.writes.run([
+        statement.where('id', '=', id).compile(),
+        this.appendAudit(audit),
+      ]);
+      return changed !== undefined && changed > 0;
+    }
+    const guard = unchangedSince(read);
+    const [, , changed] = await this.writes.run([
+      // Takes the row's lock first when it still holds what was read (PostgreSQL): a change racing
+      // this one waits here, then finds the row changed, and appends no audit record of its own.
+      this.db
+        .updateTable('api_keys')
+        .set((eb) => ({ id: eb.ref('id') }))
+        .where('id', '=', id)
+        .where(guard)
+        .compile(),
+      this.appendAudit(audit, guard),
+      statement.where('id', '=', id).where(guard).compile(),
     ]);
     return changed !== undefined && changed > 0;
   }

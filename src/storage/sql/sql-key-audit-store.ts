@@ -22,13 +22,23 @@ const ACTIONS: ReadonlySet<string> = new Set<AuditAction>([
 export class SqlKeyAuditStore implements KeyAuditStore {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async list(query: { keyId?: string; since?: number; limit: number }): Promise<AuditRecord[]> {
+  async list(query: {
+    keyId?: string;
+    since?: number;
+    limit: number;
+    order?: 'asc' | 'desc';
+  }): Promise<AuditRecord[]> {
     let select = this.db
       .selectFrom('key_audit')
       .select(['id', 'key_id', 'at', 'action', 'changes', 'actor']);
     if (query.keyId !== undefined) select = select.where('key_id', '=', query.keyId);
     if (query.since !== undefined) select = select.where('at', '>=', query.since);
-    const rows = await select.orderBy('at').orderBy('seq').limit(query.limit).execute();
+    const order = query.order ?? 'asc';
+    const rows = await select
+      .orderBy('at', order)
+      .orderBy('seq', order)
+      .limit(query.limit)
+      .execute();
     return rows.map((row) => {
       if (!ACTIONS.has(row.action)) throw new Error(`audit ${row.id} has an unknown action`);
       return {

@@ -1,8 +1,10 @@
 import { type Kysely, type Migration, sql } from 'kysely';
 import {
   CACHED_KEY_COLUMNS_BEFORE_SCOPES,
+  databaseEnvironmentMigration,
   keyScopesMigration,
   liftedBanMigration,
+  keyListingMigration,
   sharedMigrations,
 } from '../sql/shared-migrations.js';
 
@@ -165,4 +167,6 @@ export const SQLITE_MIGRATIONS: Record<string, Migration> = {
         UPDATE api_key_changes SET value = value + 1 WHERE id = 1;
       END`.execute(db);
   }),
+  '2026-12-02-13-key-listing': keyListingMigration,
+  '2026-12-02-14-database-environment': databaseEnvironmentMigration(TYPES),
 };

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Storage } from '../../domain/ports.js';
 import { NO_STORAGE_OBSERVER, type StorageObserver } from '../observer.js';
 import type { DialectTraits } from '../sql/dialect-traits.js';
+import { databaseEnvironment } from '../sql/database-environment.js';
 import { migrate } from '../sql/migrate.js';
 import { SqlAdminIdempotencyStore } from '../sql/sql-admin-idempotency-store.js';
 import { SqlAdminTokenStore } from '../sql/sql-admin-token-store.js';
@@ -62,6 +63,7 @@ export function createSqliteStorage(
       return applied;
     },
     migrateDown: () => migrate(db, SQLITE_MIGRATIONS, 'down'),
+    environment: (claim) => databaseEnvironment(db, claim),
     async ping() {
       await sql`select 1`.execute(db);
       // Reads alone do not make the service ready: the writer must be able to commit. Asked first,

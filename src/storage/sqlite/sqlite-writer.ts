@@ -4,6 +4,8 @@ import {
   receiveMessageOnPort,
   Worker,
 } from 'node:worker_threads';
+import { statfsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Compilable, CompiledQuery, Kysely } from 'kysely';
 import { DependencyUnavailableError } from '../../domain/errors.js';
@@ -66,6 +68,23 @@ interface WriteFailure {
 }
 
 /** An error of SQLite (or of the worker) as the service answers it: an outage or a bug. */
+/**
+ * After a write failed for a full disk, the free space under which the service stays not ready,
+ * whatever the write probe says: a one-page probe can fit in the WAL's slack where the next
+ * create does not, and /readyz would flip to ready between refused creates.
+ */
+export const FULL_DISK_MIN_FREE_BYTES = 1024 * 1024;
+
+/** Whether an error, or one of its causes, is SQLite's full disk (SQLITE_FULL). */
+function isDiskFull(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && code.startsWith('SQLITE_FULL')) return true;
+    e = e.cause;
+  }
+  return false;
+}
+
 function storageError(message: string, code: string | undefined): Error {
   const error = Object.assign(new Error(message), { code });
   if (!isUnavailableCode(code)) return error;
@@ -92,6 +111,8 @@ export class SqliteWriter implements SqlWrites {
   private committingSince: number | undefined;
   private probing: Promise<void> | undefined;
   private probedAt = 0;
+  /** A write failed for a full disk and none has committed since (see FULL_DISK_MIN_FREE_BYTES). */
+  private diskFull = false;
   /** Set by close(): new writes are refused; past the deadline, waiting ones are failed. */
   private closing: { expired: boolean } | undefined;
   /** Writes submitted and not answered yet (the observer's queue depth). */
@@ -140,6 +161,7 @@ export class SqliteWriter implements SqlWrites {
   async ready(): Promise<void> {
     if (this.closing !== undefined) throw this.unavailable('the SQLite writer is closing');
     await this.open().ready();
+    if (this.diskFull) this.assertRoom();
     const since = this.committingSince;
     if (since !== undefined && performance.now() - since > STALLED_COMMIT_MS) {
       throw this.unavailable(`a commit has waited ${Math.round(performance.now() - since)} ms`);
@@ -237,7 +259,10 @@ export class SqliteWriter implements SqlWrites {
         results = await this.open().commit(writes);
         this.observer.commitDone(writes.length, (performance.now() - started) / 1000);
       }
-      if (fresh.length > 0) this.failure = undefined;
+      if (fresh.length > 0) {
+        this.failure = undefined;
+        this.diskFull = false;
+      }
     } catch (error) {
       this.noteFailure(error);
       throw error;
@@ -261,6 +286,22 @@ export class SqliteWriter implements SqlWrites {
   private noteFailure(error: unknown): void {
     if (error instanceof DependencyUnavailableError) {
       this.failure = { at: performance.now(), error };
+      if (isDiskFull(error)) this.diskFull = true;
+    }
+  }
+
+  /** Throws while the database's file system has less room than FULL_DISK_MIN_FREE_BYTES. */
+  private assertRoom(): void {
+    if (this.path === ':memory:') return;
+    let free: number;
+    try {
+      const stats = statfsSync(dirname(this.path));
+      free = stats.bavail * stats.bsize;
+    } catch {
+      return; // not knowable here: the probe decides alone
+    }
+    if (free < FULL_DISK_MIN_FREE_BYTES) {
+      throw this.unavailable(`the disk is full: ${free} bytes free where the database is`);
     }
   }
 

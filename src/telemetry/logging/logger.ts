@@ -1,4 +1,5 @@
 import { type DestinationStream, pino, type Logger, type LoggerOptions } from 'pino';
+import { redactSecrets } from '../../config/redact.js';
 import { API_KEY_SEARCH } from '../../domain/api-keys/key-format.js';
 
 /** The query parameters of the interface; no other query value is ever logged. */
@@ -20,9 +21,20 @@ function percentDecoded(text: string): string {
 export function scrubKeys(text: string): string {
   const masked = text.replace(API_KEY_SEARCH, maskKey);
   if (!masked.includes('%')) return masked;
-  const decoded = percentDecoded(masked);
-  return decoded.search(API_KEY_SEARCH) < 0 ? masked : decoded.replace(API_KEY_SEARCH, maskKey);
+  // Decoded again while anything changes, a few times: a key encoded twice (`pa%255Flive...`)
+  // reads as a key to anything that decodes the path twice, and must not be logged either.
+  let decoded = masked;
+  for (let round = 0; round < MAX_DECODINGS && decoded.includes('%'); round++) {
+    const next = percentDecoded(decoded);
+    if (next === decoded) break;
+    decoded = next;
+    if (decoded.search(API_KEY_SEARCH) >= 0) return decoded.replace(API_KEY_SEARCH, maskKey);
+  }
+  return masked;
 }
+
+/** How many layers of percent-encoding scrubKeys looks through. */
+const MAX_DECODINGS = 4;
 
 /**
  * The URL as logged: the path, and of the query only the interface's parameters, so a key sent as
@@ -70,6 +82,8 @@ export function createLogger(options: {
   level: string;
   /** Where lines go; standard output (stdoutDestination) when absent. */
   stream?: DestinationStream;
+  /** Passwords of DATABASE_URL and REDIS_URL (urlSecrets): masked in every line. */
+  secrets?: readonly string[];
 }): Logger {
   const settings: LoggerOptions = {
     level: options.level,
@@ -84,7 +98,7 @@ export function createLogger(options: {
         remoteAddress: request.ip,
       }),
       res: (reply: { statusCode?: number }) => ({ statusCode: reply.statusCode }),
-      err: pino.stdSerializers.err,
+      err: (error: Error) => withoutCommandArgs(pino.stdSerializers.err(error)),
     },
     hooks: {
       // Messages may quote what a client sent (a path in a 404); keys are masked in all of them.
@@ -99,8 +113,40 @@ export function createLogger(options: {
       },
     },
   };
-  return pino(settings, options.stream ?? stdoutDestination());
+  return pino(settings, redacting(options.stream ?? stdoutDestination(), options.secrets ?? []));
 }
+
+/**
+ * A client library's error may carry the command it refused with its arguments (ioredis: a
+ * refused `AUTH user password` as `command.args`): the arguments are never logged, the name is.
+ */
+function withoutCommandArgs<T extends object>(serialized: T): T {
+  const command = (serialized as { command?: unknown }).command;
+  if (typeof command !== 'object' || command === null || !('args' in command)) return serialized;
+  const rest: Record<string, unknown> = { ...command };
+  delete rest.args;
+  return { ...serialized, command: rest };
+}
+
+/**
+ * The destination with every line passed through redactSecrets: the last guard, for a secret
+ * quoted where nothing above expected one (an error message of a driver, say).
+ */
+function redacting(stream: DestinationStream, secrets: readonly string[]): DestinationStream {
+  const target = stream as DestinationStream &
+    Partial<Record<'flush' | 'flushSync' | 'end', Method>>;
+  const wrapper: DestinationStream & Partial<Record<'flush' | 'flushSync' | 'end', Method>> = {
+    write: (line: string) => target.write(redactSecrets(line, secrets)),
+  };
+  // What pino and the exit path call on a buffered destination, on the destination itself.
+  for (const name of ['flush', 'flushSync', 'end'] as const) {
+    const method = target[name];
+    if (typeof method === 'function') wrapper[name] = method.bind(target);
+  }
+  return wrapper;
+}
+
+type Method = (...args: unknown[]) => unknown;
 
 /** How long a line waits at most for others to share its write. */
 export const LOG_FLUSH_MS = 100;

@@ -146,3 +146,39 @@ describe('admin logs', () => {
     expect(text).not.toContain(key);
   });
 });
+
+describe('admin guessing behind a trusted proxy (TRUST_PROXY=true)', () => {
+  const proxied = useAdminServer({ env: { TRUST_PROXY: 'true' } });
+
+  it.each([
+    ['a made-up word', (i: number) => `guess-${i}`],
+    ['an IPv4 address with a port', (i: number) => `192.0.2.${i}:8080`],
+    ['12 KB of text', (i: number) => `${'a'.repeat(12 * 1024)}${i}`],
+  ])(
+    'counts %s in X-Forwarded-For against the connection own address: 429 after 30',
+    async (_name, forwardedFor) => {
+      const s = proxied();
+      const guess = generateToken(ADMIN_TOKEN_PREFIX);
+      for (let i = 0; i < 30; i++) {
+        const res = await adminCall(s, 'GET', '/admin/v1/keys', {
+          key: guess,
+          headers: { 'x-forwarded-for': forwardedFor(i) },
+        });
+        expect(res.status).toBe(401);
+      }
+      const refused = await adminCall(s, 'GET', '/admin/v1/keys', {
+        key: guess,
+        headers: { 'x-forwarded-for': forwardedFor(30) },
+      });
+      expect(refused.status).toBe(429);
+      // The same budget as the connection's own, without the header, for the document too.
+      expect((await adminCall(s, 'GET', '/admin/v1/keys', { key: guess })).status).toBe(429);
+      const document = await adminCall(s, 'GET', '/admin/v1/openapi.json', {
+        headers: { 'x-forwarded-for': forwardedFor(31) },
+      });
+      expect(document.status).toBe(429);
+      // The contract check at the end reads the document from this address.
+      s.pets.clock.advance(60_000);
+    },
+  );
+});

@@ -17,12 +17,9 @@ describe('idempotent admin creates and rolls (on the configured storage)', () =>
     const written: unknown[] = [];
     const idem = new AdminIdempotency(
       {
-        claim: (record, a, b) => (written.push(record), store.claim(record, a, b)),
-        complete: (id, hash, response) => (
-          written.push(response),
-          store.complete(id, hash, response)
-        ),
-        release: (id, hash) => store.release(id, hash),
+        claim: (record, expired) => (written.push(record), store.claim(record, expired)),
+        complete: (claim, response) => (written.push(response), store.complete(claim, response)),
+        release: (claim) => store.release(claim),
         purgeExpired: (before, limit) => store.purgeExpired(before, limit),
       },
       server().pets.clock,
@@ -89,5 +86,66 @@ describe('idempotent admin creates and rolls (on the configured storage)', () =>
     expect(
       (await idem.run(s, { other: 1 }, async () => ({ status: 201, body: {} }))).replayed,
     ).toBe(false);
+  });
+
+  it('never runs a create again when storing its answer failed: 409 idempotency_key_in_use for 24 hours', async () => {
+    const store = server().storage();
+    let failSeal = true;
+    const idem = new AdminIdempotency(
+      {
+        claim: (record, expired) => store.claim(record, expired),
+        complete: (claim, response) =>
+          failSeal
+            ? Promise.reject(new Error('database went away'))
+            : store.complete(claim, response),
+        release: (claim) => store.release(claim),
+        purgeExpired: (before, limit) => store.purgeExpired(before, limit),
+      },
+      server().pets.clock,
+    );
+    const s = scope(`k-${Math.random()}`);
+    let runs = 0;
+    const op = async () => ({ status: 201, body: { secret: SECRET, n: ++runs } });
+    // Done, so answered, though the answer could not be stored.
+    await expect(idem.run(s, { plan: 'free' }, op)).resolves.toMatchObject({ status: 201 });
+    failSeal = false;
+    for (const after of [1_000, 2 * 60_000, 23 * 3_600_000]) {
+      server().pets.clock.advance(after);
+      await expect(idem.run(s, { plan: 'free' }, op)).rejects.toMatchObject({
+        code: 'idempotency_key_in_use',
+      });
+    }
+    expect(runs).toBe(1);
+    // After the retention, the key is free again.
+    server().pets.clock.advance(AdminIdempotency.RETENTION_MS);
+    await expect(idem.run(s, { plan: 'free' }, op)).resolves.toMatchObject({ replayed: false });
+    expect(runs).toBe(2);
+  });
+
+  it('seals an answer only into its own claim, not into a later one of the same key', async () => {
+    const idem = new AdminIdempotency(server().storage(), server().pets.clock);
+    const s = scope(`k-${Math.random()}`);
+    let finishFirst: () => void = () => undefined;
+    let started: () => void = () => undefined;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const first = idem.run(
+      s,
+      { plan: 'free' },
+      () =>
+        new Promise((done) => {
+          finishFirst = () => done({ status: 201, body: { from: 'first' } });
+          started();
+        }),
+    );
+    await running;
+    // The first runs past the retention; a request with another body takes the expired key.
+    server().pets.clock.advance(AdminIdempotency.RETENTION_MS + 1);
+    await idem.run(s, { plan: 'pro' }, async () => ({ status: 201, body: { from: 'second' } }));
+    finishFirst();
+    await expect(first).resolves.toMatchObject({ body: { from: 'first' }, replayed: false });
+    // The key's record still answers the second request, sealed by it.
+    await expect(
+      idem.run(s, { plan: 'pro' }, async () => ({ status: 201, body: { from: 'third' } })),
+    ).resolves.toEqual({ status: 201, body: { from: 'second' }, replayed: true });
   });
 });

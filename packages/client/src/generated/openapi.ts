@@ -134,7 +134,7 @@ export type components = {
              * @description Machine-readable error code (see the error table).
              * @enum {string}
              */
-            code: "bad_request" | "invalid_json" | "invalid_body" | "invalid_parameter" | "unauthorized" | "api_key_expired" | "insufficient_scope" | "not_found" | "key_not_found" | "method_not_allowed" | "request_timeout" | "key_revoked" | "idempotency_key_in_use" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "api_key_banned" | "headers_too_large" | "internal_error" | "unavailable";
+            code: "bad_request" | "invalid_json" | "invalid_body" | "invalid_parameter" | "unauthorized" | "api_key_expired" | "insufficient_scope" | "not_found" | "key_not_found" | "method_not_allowed" | "request_timeout" | "key_revoked" | "key_changed" | "idempotency_key_in_use" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "api_key_banned" | "headers_too_large" | "internal_error" | "unavailable";
             /** @description What went wrong and what to do about it. */
             message: string;
             /** @description The HTTP status code of the response. */

@@ -12,7 +12,8 @@ import { noRouteFor, refuseUnrouted } from '../../not-found.js';
 import { ERROR_TABLE, registerOpenApi } from '../../openapi/openapi.plugin.js';
 import { ADMIN_SCHEMAS } from './key.schema.js';
 import { registerKeyRoutes } from './keys.routes.js';
-import { ADMIN_SCOPE, isUnder } from '../../scopes.js';
+import { ADMIN_SCOPE, CONSOLE_SCOPE, isUnder } from '../../scopes.js';
+import { loadConsoleFiles, registerConsole } from './console.route.js';
 import type { JsonSchema } from '../../validation/validator-compiler.js';
 
 /** What the admin app uses, out of the process's services. */
@@ -43,13 +44,15 @@ Every error is \`{code, message, status}\`:
 ${ERROR_TABLE}`;
 
 /**
- * The admin listener: the admin API under /admin/v1 and nothing else (no /v1, no /docs, no
- * health endpoints), on the same base as the pet API's (src/http/apps/base-app.ts). The caller owns
+ * The admin listener: the admin API under /admin/v1 and the operator console at /admin/ that calls
+ * it, and nothing else (no /v1, no /docs, no health endpoints), on the same base as the pet API's (src/http/apps/base-app.ts). The caller owns
  * listening and closing (src/server-main.ts, tests).
  */
 export async function buildAdminApp(deps: {
   services: AdminAppServices;
   logger?: FastifyBaseLogger;
+  /** The console's files; read from the build (dist/console) unless given. */
+  consoleFiles?: ReturnType<typeof loadConsoleFiles>;
 }): Promise<FastifyInstance> {
   const { config, keys, admin } = deps.services;
   const guard = createAdminGuard(admin.admission, 'admin_token');
@@ -62,13 +65,15 @@ export async function buildAdminApp(deps: {
     beforeFrameworkError: async (request, reply) => {
       if (isUnder(ADMIN_SCOPE, request.url)) await guard(request, reply);
     },
+    // A request refused for its framing draws on its address's budget, as the document does.
+    beforeFramingRefusal: createAdminGuard(admin.admission, 'address'),
   });
   app.decorateRequest('adminToken', undefined);
   app.decorateRequest('adminTokenSecret', undefined);
-  // Outside the admin scope nothing is served: 404 before any body is read.
+  // Outside the admin API and the console nothing is served: 404 before any body is read.
   app.addHook(
     'onRequest',
-    refuseUnrouted((url) => isUnder(ADMIN_SCOPE, url)),
+    refuseUnrouted((url) => isUnder(CONSOLE_SCOPE, url)),
   );
 
   await registerOpenApi(app, {
@@ -98,6 +103,10 @@ export async function buildAdminApp(deps: {
     async () => app.swagger(),
   );
   refuseOtherMethods(app, ADMIN_SCOPE.documentPath, GET_HEAD);
+  registerConsole(app, {
+    files: deps.consoleFiles === undefined ? loadConsoleFiles() : deps.consoleFiles,
+    onRequest: createAdminGuard(admin.admission, 'address'),
+  });
 
   await app.register(
     async (scope) => {

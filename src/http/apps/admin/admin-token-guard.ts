@@ -4,6 +4,7 @@ import type {
   AdminRefusal,
 } from '../../../domain/admin-tokens/admin-admission.js';
 import type { AdminTokenRecord } from '../../../domain/admin-tokens/admin-token.js';
+import { clientAddress } from '../../../domain/rate-limits/client-address.js';
 import { credentialOf } from '../public/api-key-guard.js';
 import { type HttpError, httpErrors } from '../../errors/http-error.js';
 
@@ -27,13 +28,15 @@ export function createAdminGuard(
   access: 'admin_token' | 'address',
 ): AdminGuard {
   return async (request) => {
+    // As the pet guard counts: a forwarded value that is not an address draws on the connection's.
+    const address = clientAddress(request.ip, request.socket.remoteAddress ?? request.ip);
     if (access === 'address') {
-      const decision = await admission.admitAddress(request.ip);
+      const decision = await admission.admitAddress(address);
       if (!decision.admitted && 'refusal' in decision) throw httpRefusal(decision.refusal);
       return;
     }
     const credential = credentialOf(request.raw);
-    const decision = await admission.admit(credential, request.ip);
+    const decision = await admission.admit(credential, address);
     if (!decision.admitted) throw httpRefusal(decision.refusal);
     request.adminToken = decision.token;
     request.adminTokenSecret = credential.kind === 'bearer' ? credential.token : undefined;

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { KEY_LIST_LIMIT, KEY_SORTS, KEY_STATES } from '../../../domain/api-keys/key-listing.js';
 import { SCOPES } from '../../../domain/api-keys/scopes.js';
 import { MAX_CUSTOM_LIMIT, type Plan, PLANS } from '../../../domain/rate-limits/plans.js';
 
@@ -245,6 +246,55 @@ export const UsageQuerySchema = Type.Object(
   { additionalProperties: false },
 );
 
+/** A string out of a fixed list, in the form the request validator enforces (`enum`). */
+const oneOf = <T extends string>(values: readonly T[], options: Record<string, unknown>) =>
+  Type.Unsafe<T>({ type: 'string', enum: [...values], ...options });
+
+const order = Type.Optional(
+  oneOf(['asc', 'desc'] as const, {
+    default: 'asc',
+    description: '`asc` (the default) or `desc`.',
+  }),
+);
+
+export const KeysQuerySchema = Type.Object(
+  {
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: KEY_LIST_LIMIT.min,
+        maximum: KEY_LIST_LIMIT.max,
+        default: KEY_LIST_LIMIT.default,
+        description: 'Keys per page.',
+      }),
+    ),
+    cursor: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 1024,
+        description:
+          'Opaque position from the `Link: rel="next"` header of the previous page; bound to the same filter and order.',
+      }),
+    ),
+    state: Type.Optional(oneOf(KEY_STATES, { description: 'Only keys in this state now.' })),
+    plan: Type.Optional(oneOf(PLANS, { description: 'Only keys on this plan.' })),
+    label: Type.Optional(
+      Type.String({
+        maxLength: 100,
+        description: 'Only keys whose label contains this text (letters in any case).',
+      }),
+    ),
+    sort: Type.Optional(
+      oneOf(KEY_SORTS, {
+        default: 'created',
+        description:
+          '`created` (the default), `label` or `lastUsed` (never used counts as oldest).',
+      }),
+    ),
+    order,
+  },
+  { additionalProperties: false },
+);
+
 export const AuditQuerySchema = Type.Object(
   {
     keyId: Type.Optional(Type.String({ pattern: KEY_ID })),
@@ -254,6 +304,12 @@ export const AuditQuerySchema = Type.Object(
         minimum: AUDIT_LIMIT.min,
         maximum: AUDIT_LIMIT.max,
         default: AUDIT_LIMIT.default,
+      }),
+    ),
+    order: Type.Optional(
+      oneOf(['asc', 'desc'] as const, {
+        default: 'asc',
+        description: '`asc` (the default): oldest first; `desc`: newest first.',
       }),
     ),
   },

@@ -12,6 +12,7 @@ import type {
 } from '../../../domain/api-keys/key-management-service.js';
 import { domainErrors } from '../../../domain/errors.js';
 import { customLimitsProblem, type Plan } from '../../../domain/rate-limits/plans.js';
+import { KEY_LIST_LIMIT } from '../../../domain/api-keys/key-listing.js';
 import { httpErrors, type ErrorCode } from '../../errors/http-error.js';
 import { ADMIN_SCOPE } from '../../scopes.js';
 import { adminErrors, adminJson } from './admin-responses.js';
@@ -22,6 +23,7 @@ import {
   IdempotencyHeaderSchema,
   KeyParamsSchema,
   KeySchema,
+  KeysQuerySchema,
   KeysSchema,
   NewKeySchema,
   RollBodySchema,
@@ -46,8 +48,11 @@ const KEY_CHANGE_ERRORS: readonly ErrorCode[] = [
   'invalid_json',
   'invalid_parameter',
   'key_not_found',
+  'key_changed',
   'payload_too_large',
   'unsupported_media_type',
+  'idempotency_key_in_use',
+  'idempotency_key_reused',
 ];
 
 const REPLAYED = {
@@ -94,7 +99,7 @@ function instant(field: string, value: string): number {
   return at;
 }
 
-/** Runs a create or roll once per Idempotency-Key (when one is sent), and answers it. */
+/** Runs a change once per Idempotency-Key (when one is sent), and answers it. */
 async function idempotent(
   deps: KeyRoutesDependencies,
   request: FastifyRequest,
@@ -183,14 +188,45 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRoutesDependenc
         operationId: 'listKeys',
         summary: 'List API keys',
         description:
-          'Every key, oldest first, in the shape of `petstore keys list --json`; never a secret.',
+          'A page of keys in the shape of `petstore keys list --json`, never a secret: oldest first unless `sort` and `order` say otherwise, filtered by `state`, `plan` and `label`. When more keys follow, a `Link: <...>; rel="next"` header gives the URL of the next page.',
         tags: TAGS,
-        response: { 200: adminJson('The keys.', Type.Ref(KeysSchema)), ...adminErrors([]) },
+        querystring: KeysQuerySchema,
+        response: {
+          200: adminJson('The keys.', Type.Ref(KeysSchema), {
+            Link: {
+              type: 'string',
+              description:
+                'RFC 8288 link to the next page (rel="next"), present only when more keys follow.',
+            },
+          }),
+          ...adminErrors(['invalid_parameter']),
+        },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       logCall(request, 'listKeys');
-      return keys.list();
+      const { limit, cursor, state, plan, label, sort, order } = request.query;
+      const shape = {
+        sort: sort ?? 'created',
+        order: order ?? 'asc',
+        ...(state === undefined ? {} : { state }),
+        ...(plan === undefined ? {} : { plan }),
+        ...(label === undefined || label === '' ? {} : { label }),
+      };
+      const page = await keys.page({
+        ...shape,
+        limit: limit ?? KEY_LIST_LIMIT.default,
+        ...(cursor === undefined ? {} : { cursor }),
+      });
+      if (page.next !== undefined) {
+        // Every parameter the page was asked with, limit first and cursor last, as listPets does.
+        const query = new URLSearchParams();
+        query.set('limit', String(limit ?? KEY_LIST_LIMIT.default));
+        for (const [name, value] of Object.entries(shape)) query.set(name, value);
+        query.set('cursor', page.next);
+        void reply.header('link', `<${ADMIN_SCOPE.prefix}/keys?${query.toString()}>; rel="next"`);
+      }
+      return page.keys;
     },
   );
 
@@ -227,17 +263,26 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRoutesDependenc
           'Same key, same secret. Requests already counted in the current minute and day stay counted; in force on every instance within 1 s with Redis, 5 s without.',
         tags: TAGS,
         params,
+        headers: IdempotencyHeaderSchema,
         body: SetPlanBodySchema,
         response: {
-          200: adminJson('The key with its new limits.', Type.Ref(KeySchema)),
+          200: adminJson('The key with its new limits.', Type.Ref(KeySchema), REPLAYED),
           ...adminErrors(KEY_CHANGE_ERRORS),
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { keyId } = request.params;
+      const actor = actorOf(request);
       logCall(request, 'setKeyPlan', keyId);
-      return keys.setPlan(keyId, planChange(request.body), actorOf(request));
+      const change = planChange(request.body);
+      return idempotent(
+        deps,
+        request,
+        reply,
+        { operation: 'setKeyPlan', keyId, body: request.body },
+        async () => ({ status: 200, body: await keys.setPlan(keyId, change, actor) }),
+      );
     },
   );
 
@@ -273,19 +318,27 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRoutesDependenc
         summary: "Set or remove a key's expiry",
         tags: TAGS,
         params,
+        headers: IdempotencyHeaderSchema,
         body: SetExpiryBodySchema,
         response: {
-          200: adminJson('The key with its new expiry.', Type.Ref(KeySchema)),
+          200: adminJson('The key with its new expiry.', Type.Ref(KeySchema), REPLAYED),
           ...adminErrors(KEY_CHANGE_ERRORS),
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { keyId } = request.params;
+      const actor = actorOf(request);
       logCall(request, 'setKeyExpiry', keyId);
       const { expiresAt } = request.body;
       const at = expiresAt === 'never' ? null : instant('expiresAt', expiresAt);
-      return keys.setExpiry(keyId, at, actorOf(request));
+      return idempotent(
+        deps,
+        request,
+        reply,
+        { operation: 'setKeyExpiry', keyId, body: request.body },
+        async () => ({ status: 200, body: await keys.setExpiry(keyId, at, actor) }),
+      );
     },
   );
 
@@ -309,6 +362,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRoutesDependenc
             'invalid_parameter',
             'key_not_found',
             'key_revoked',
+            'key_changed',
             'idempotency_key_in_use',
             'payload_too_large',
             'unsupported_media_type',
@@ -342,19 +396,29 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRoutesDependenc
         schema: {
           operationId,
           summary,
+          description: 'Accepts `Idempotency-Key` as createKey does.',
           tags: TAGS,
           params,
+          headers: IdempotencyHeaderSchema,
           response: {
-            200: adminJson('The key as it is now.', Type.Ref(KeySchema)),
-            ...adminErrors(['invalid_parameter', 'key_not_found']),
+            200: adminJson('The key as it is now.', Type.Ref(KeySchema), REPLAYED),
+            ...adminErrors([
+              'invalid_parameter',
+              'key_not_found',
+              'idempotency_key_in_use',
+              'idempotency_key_reused',
+            ]),
           },
         },
       },
-      async (request) => {
+      async (request, reply) => {
         const { keyId } = request.params;
         logCall(request, operationId, keyId);
         const actor = actorOf(request);
-        return action === 'revoke' ? keys.revoke(keyId, actor) : keys.unban(keyId, actor);
+        return idempotent(deps, request, reply, { operation: operationId, keyId }, async () => ({
+          status: 200,
+          body: await (action === 'revoke' ? keys.revoke(keyId, actor) : keys.unban(keyId, actor)),
+        }));
       },
     );
   }
@@ -391,7 +455,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRoutesDependenc
         operationId: 'listAudit',
         summary: 'The audit trail of key changes',
         description:
-          'Every change to a key, oldest first: when, what (old and new values), who. Never a secret.',
+          'Every change to a key, oldest first (newest first with `order=desc`): when, what (old and new values), who. Never a secret.',
         tags: ['Audit'],
         querystring: AuditQuerySchema,
         response: {
@@ -401,7 +465,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRoutesDependenc
       },
     },
     async (request) => {
-      const { keyId, since, limit } = request.query;
+      const { keyId, since, limit, order } = request.query;
       logCall(request, 'listAudit', keyId);
       const sinceMs = since === undefined ? undefined : Date.parse(since);
       if (sinceMs !== undefined && Number.isNaN(sinceMs)) {
@@ -411,6 +475,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRoutesDependenc
         ...(keyId === undefined ? {} : { keyId }),
         ...(sinceMs === undefined ? {} : { since: sinceMs }),
         ...(limit === undefined ? {} : { limit }),
+        ...(order === undefined ? {} : { order }),
       });
     },
   );

@@ -81,6 +81,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   collectProcessMetrics(metrics);
   const admit = { admission, metrics, keyPrefix: KEY_PREFIX[config.environment] };
   const guard = createGuard(admit, 'api_key');
+  const addressGuard = createGuard(admit, 'address');
   const warnRefused = refusalWarnings();
   const recorder = new AnswerRecorder({
     logger: deps.logger,
@@ -113,6 +114,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     // Refusals before routing carry the client address's budget, as every response does.
     clientErrorHeaders: async (address) =>
       rateLimitHeaderLines(await admission.addressState(address)),
+    // A request refused for its framing is counted against its address, as a keyless one.
+    beforeFramingRefusal: (request, reply) => guarded(addressGuard, request, reply),
     // In the API scope, the same authentication and counting as every other request.
     beforeFrameworkError: async (request, reply) => {
       if (isUnder(API_SCOPE, request.url)) await guarded(guard, request, reply);
