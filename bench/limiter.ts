@@ -17,6 +17,7 @@ function key(id: string): ApiKeyRecord {
     id,
     label: '',
     plan: 'business',
+    scopes: ['pets:read', 'pets:write'],
     hash: id,
     displayPrefix: id.slice(0, 12),
     createdAt: T0,

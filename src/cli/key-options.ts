@@ -1,8 +1,10 @@
 import { hostname, userInfo } from 'node:os';
 import type { Actor } from '../domain/api-keys/key-audit.js';
 import { type PlanChange, planChangeProblem } from '../domain/api-keys/key-management-service.js';
+import { parseScopes, type Scope } from '../domain/api-keys/scopes.js';
 import { DAY_MS } from '../domain/clock.js';
 import { parseRfc3339, RFC3339_HINT } from '../domain/rfc3339.js';
+import { DomainError } from '../domain/errors.js';
 import {
   type CustomLimitsProblem,
   customLimitsProblem,
@@ -92,4 +94,16 @@ export function rfc3339(option: string, value: string): number {
 
 export function isoOrNever(epochMs: string | null): string {
   return epochMs ?? 'never';
+}
+
+/** A comma list of scopes (`pets:read,pets:write`), checked by the domain's own rule. */
+export function scopesOf(option: string, value: string): Scope[] {
+  try {
+    return parseScopes(value);
+  } catch (error) {
+    if (error instanceof DomainError) {
+      throw new UsageError(`${option}: ${error.message.replace(/^scopes must be /, 'must be ')}`);
+    }
+    throw error;
+  }
 }

@@ -28,6 +28,7 @@ import { keysRevoke } from './commands/keys-revoke.js';
 import { keysRoll } from './commands/keys-roll.js';
 import { keysSetExpiry } from './commands/keys-set-expiry.js';
 import { keysSetPlan } from './commands/keys-set-plan.js';
+import { keysSetScopes } from './commands/keys-set-scopes.js';
 import { keysUnban } from './commands/keys-unban.js';
 import { keysUsage } from './commands/keys-usage.js';
 import { migrate } from './commands/migrate.js';
@@ -49,6 +50,7 @@ const COMMANDS: readonly Command[] = [
   keysCreate,
   keysList,
   keysSetPlan,
+  keysSetScopes,
   keysSetExpiry,
   keysRoll,
   keysRevoke,

@@ -120,7 +120,7 @@ describe('petstore keys create', () => {
 });
 
 describe('petstore keys list', () => {
-  it('prints one line per key: id, label, plan, display prefix…, state, created, last used, deprecated calls', async () => {
+  it('prints one line per key: id, label, plan, scopes, display prefix…, state, created, last used, deprecated calls', async () => {
     const db = tempDatabase();
     const first = await createKey(db, ['--plan', 'free', '--name', 'mine']);
     const second = await createKey(db, ['--plan', 'pro']);
@@ -132,7 +132,7 @@ describe('petstore keys list', () => {
     expect(rest).toEqual([]);
     expect(one).toMatch(
       new RegExp(
-        `^${first.id} +"mine" +free 60/min 1000/day +${first.key.slice(0, 12)}… +active +created ${ISO} +never used +deprecated calls 0$`,
+        `^${first.id} +"mine" +free 60/min 1000/day +pets:read,pets:write +${first.key.slice(0, 12)}… +active +created ${ISO} +never used +deprecated calls 0$`,
       ),
     );
     expect(two).toMatch(new RegExp(`^${second.id} +"" +pro 300/min 10000/day `));

@@ -1,5 +1,6 @@
 import {
   ApiKeyBannedError,
+  InsufficientScopeError,
   type ErrorCode,
   PetApiError,
   PetClient,
@@ -126,6 +127,20 @@ describe('@pet-adoption/client against the real service', () => {
     expect(failure).toBeInstanceOf(ApiKeyBannedError);
     expect(failure).toMatchObject({ code: 'api_key_banned', status: 429, retryAfterSeconds: 900 });
     expect(counted.sent).toHaveLength(1);
+  });
+
+  it('surfaces a missing scope as InsufficientScopeError naming it, without retrying', async () => {
+    const s = server();
+    const { key } = await s.createKey('pro', undefined, ['pets:read']);
+    const counted = countingFetch();
+    const pets = client(s, key, { fetch: counted.fetch });
+    await expect(pets.listPetsPage()).resolves.toBeDefined();
+    const failure = await pets
+      .createPet({ name: 'Not allowed', categoryId: 1 })
+      .catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(InsufficientScopeError);
+    expect(failure).toMatchObject({ code: 'insufficient_scope', status: 403, scope: 'pets:write' });
+    expect(counted.sent).toHaveLength(2);
   });
 
   it('retries a create whose connection dropped after the server handled it, and creates one pet', async () => {

@@ -104,6 +104,9 @@ let dir = '';
 let documentText = '';
 /** A business-plan key for everything that is not about rate limits. */
 let key = '';
+/** Keys with one scope each: refused with 403 insufficient_scope on the other's operations. */
+let readKey = '';
+let writeKey = '';
 let petId = 0;
 
 beforeAll(async () => {
@@ -119,6 +122,8 @@ beforeAll(async () => {
   writeFileSync(file, documentText);
 
   ({ key } = await server.createKey('business'));
+  ({ key: readKey } = await server.createKey('business', undefined, ['pets:read']));
+  ({ key: writeKey } = await server.createKey('business', undefined, ['pets:write']));
   const rex = await server.storage.pets.create({
     name: 'Rex',
     categoryId: 3n,
@@ -244,6 +249,14 @@ const cases: Case[] = [
   },
   {
     operation: 'listPets',
+    status: 403,
+    code: 'insufficient_scope',
+    what: 'a write-only key',
+    invalidRequest: false,
+    send: () => list('write-only key', '/pets', { key: writeKey }),
+  },
+  {
+    operation: 'listPets',
     status: 401,
     code: 'unauthorized',
     what: 'no key',
@@ -351,6 +364,14 @@ const cases: Case[] = [
         body: newPet,
         headers: { 'idempotency-key': 'k'.repeat(256) },
       }),
+  },
+  {
+    operation: 'createPet',
+    status: 403,
+    code: 'insufficient_scope',
+    what: 'a read-only key',
+    invalidRequest: false,
+    send: () => create('read-only key', { key: readKey, body: newPet }),
   },
   {
     operation: 'createPet',
@@ -467,6 +488,14 @@ const cases: Case[] = [
     what: 'petId not an integer',
     invalidRequest: true,
     send: () => get('petId=abc', '/pets/abc', { key }),
+  },
+  {
+    operation: 'getPet',
+    status: 403,
+    code: 'insufficient_scope',
+    what: 'a write-only key',
+    invalidRequest: false,
+    send: () => get('write-only key', `/pets/${petId}`, { key: writeKey }),
   },
   {
     operation: 'getPet',

@@ -28,6 +28,7 @@ describe('KnownKeyHashes', () => {
         id: `key_${h.slice(0, 16)}`,
         label: '',
         plan: 'free' as const,
+        scopes: ['pets:read', 'pets:write'] as const,
         hash: h,
         displayPrefix: 'pa_live_abcd',
         createdAt,

@@ -52,6 +52,7 @@ describe('RateLimiter with bans recorded on the key', () => {
     label: '',
     plan: 'enterprise',
     customLimits: limits,
+    scopes: ['pets:read', 'pets:write'],
     hash: 'h',
     displayPrefix: 'pa_live_xxxx',
     createdAt: T0,

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { type Config, loadConfig } from '../../src/config/config.js';
 import type { Storage } from '../../src/domain/ports.js';
+import type { Scope } from '../../src/domain/api-keys/scopes.js';
 import type { Limits, Plan } from '../../src/domain/rate-limits/plans.js';
 import { buildApp } from '../../src/http/apps/public/public-app.js';
 import { createLogger } from '../../src/telemetry/logging/logger.js';
@@ -29,7 +30,11 @@ export interface TestServer {
   /** The SQLite file of a server started with `sqliteFile`. */
   databaseFile: string | undefined;
   /** Creates a fresh API key as the CLI would: through other services on the same database. */
-  createKey(plan?: Plan, customLimits?: Limits): Promise<{ id: string; key: string }>;
+  createKey(
+    plan?: Plan,
+    customLimits?: Limits,
+    scopes?: readonly Scope[],
+  ): Promise<{ id: string; key: string }>;
   revokeKey(id: string): Promise<void>;
   close(): Promise<void>;
 }
@@ -141,11 +146,12 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     clock,
     config,
     databaseFile,
-    async createKey(plan = 'free', customLimits) {
+    async createKey(plan = 'free', customLimits, scopes) {
       const { record, key } = await cli.apiKeys.create({
         plan,
         label: 'test',
         ...(customLimits ? { customLimits } : {}),
+        ...(scopes ? { scopes } : {}),
       });
       return { id: record.id, key };
     },

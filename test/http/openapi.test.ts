@@ -36,6 +36,7 @@ interface Operation {
     }
   >;
   parameters?: { name: string; in: string; example?: unknown }[];
+  security?: Record<string, string[]>[];
 }
 type Document = {
   openapi: string;
@@ -106,6 +107,32 @@ describe('GET /v1/openapi.json', () => {
     expect(doc.components.schemas.NewPet).toBeDefined();
   });
 
+  it('names the scope each operation needs in its security requirement, and documents its 403', async () => {
+    const doc = await document();
+    const scopes = Object.fromEntries(
+      Object.values(doc.paths).flatMap((item) =>
+        Object.values(item).map((op) => [op.operationId, op.security]),
+      ),
+    );
+    expect(scopes).toEqual({
+      listPets: [{ bearerAuth: ['pets:read'] }],
+      getPet: [{ bearerAuth: ['pets:read'] }],
+      createPet: [{ bearerAuth: ['pets:write'] }],
+    });
+    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({
+      type: 'http',
+      scheme: 'bearer',
+    });
+    for (const item of Object.values(doc.paths)) {
+      for (const op of Object.values(item)) {
+        const forbidden = op.responses['403'];
+        expect(
+          forbidden?.content?.['application/json']?.examples?.insufficient_scope?.value.code,
+        ).toBe('insufficient_scope');
+      }
+    }
+  });
+
   it('documents the rate-limit headers on every response as required, and Retry-After on 429 and 503', async () => {
     const doc = await document();
     const rateLimitHeaders = [
@@ -126,7 +153,7 @@ describe('GET /v1/openapi.json', () => {
             status === '429' || status === '503',
           );
           expect(headers.includes('WWW-Authenticate'), `${method} ${path} ${status}`).toBe(
-            status === '401',
+            status === '401' || status === '403',
           );
           for (const name of [...rateLimitHeaders, 'Retry-After', 'Location', 'WWW-Authenticate']) {
             if (name in (response.headers ?? {})) {

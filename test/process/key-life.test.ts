@@ -90,6 +90,41 @@ function keyLifeTests(label: string, setup: () => Setup): void {
     expect(Math.max(...delays)).toBeLessThan(propagationMs);
   }, 60_000);
 
+  it(`${label}: set-scopes reaches every instance as fast as set-plan`, async () => {
+    const { servers, env, propagationMs } = setup();
+    const { key, id } = await createKeyWithCli(env, HIGH_LIMITS);
+    // An empty body: 400 invalid_body while the key may write (nothing is created), 403
+    // insufficient_scope once it may not (admission comes before the body is read).
+    const write = (s: ServerProcess) => call(`${s.url}/v1/pets`, { key, method: 'POST', body: {} });
+    for (const s of servers) expect((await write(s)).status).toBe(400);
+    // Every instance is polled from before the CLI runs, so each holds the key cached as writable.
+    const cli: { endedAt?: number } = {};
+    const switched = Promise.all(
+      servers.map(async (s) => {
+        for (;;) {
+          const answer = await write(s);
+          if (answer.status === 403) {
+            expect(codeOf(answer)).toBe('insufficient_scope');
+            expect(answer.headers.get('www-authenticate')).toContain('scope="pets:write"');
+            return answer.at;
+          }
+          expect(answer.status).toBe(400);
+          if (cli.endedAt !== undefined && Date.now() - cli.endedAt > propagationMs + 2_000) {
+            throw new Error(`${s.url} still lets the key write`);
+          }
+          await sleep(50);
+        }
+      }),
+    );
+    const run = await runPetstore(env, ['keys', 'set-scopes', id, 'pets:read']);
+    cli.endedAt = run.endedAt;
+    expect(run.code, run.stderr).toBe(0);
+    const delays = (await switched).map((at) => Math.max(0, at - run.endedAt));
+    for (const s of servers) expect((await call(url(s), { key })).status).toBe(200);
+    console.info(`[key-life] ${label}: set-scopes in force ${delays.join('/')} ms after the CLI`);
+    expect(Math.max(...delays)).toBeLessThan(propagationMs);
+  }, 60_000);
+
   it(`${label}: an expiry takes effect within a second of its time on every instance`, async () => {
     const { servers, env, propagationMs } = setup();
     // Polled every 25 ms until it expires: more than a pro key's 300 a minute.

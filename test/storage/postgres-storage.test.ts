@@ -36,6 +36,7 @@ function keyRecord(id: string, createdAt: number): NewApiKeyRecord {
     id,
     label: id,
     plan: 'free',
+    scopes: ['pets:read', 'pets:write'],
     hash: createHash('sha256').update(id).digest('hex'),
     displayPrefix: 'pa_live_xxxx',
     createdAt,
@@ -293,6 +294,31 @@ describe.runIf(available)('PostgreSQL storage', () => {
         const pet = await storage.pets.create({ name: 'Reborn', categoryId: 2n });
         expect(pet.id).toBe(1);
         await expect(storage.apiKeys.insertIfNone(keyRecord('key_reborn', 1))).resolves.toBe(true);
+      } finally {
+        await storage.close();
+      }
+    });
+
+    it('gives every key that existed before scopes both scopes, and keeps a narrower one', async () => {
+      const { storage } = await freshStorage();
+      try {
+        await storage.migrate();
+        // Back to before scopes, however many migrations came after.
+        let reverted: string[] = [];
+        for (let i = 0; i < 50 && !reverted.includes('reverted 2026-12-02-15-key-scopes'); i += 1) {
+          reverted = await storage.migrateDown();
+        }
+        expect(reverted).toEqual(['reverted 2026-12-02-15-key-scopes']);
+        await storage.apiKeys.insert(keyRecord('key_old', 1_000));
+
+        expect(await storage.migrate()).toContain('applied 2026-12-02-15-key-scopes');
+
+        expect((await storage.apiKeys.findById('key_old'))?.scopes).toEqual([
+          'pets:read',
+          'pets:write',
+        ]);
+        await storage.apiKeys.insert({ ...keyRecord('key_new', 2_000), scopes: ['pets:read'] });
+        expect((await storage.apiKeys.findById('key_new'))?.scopes).toEqual(['pets:read']);
       } finally {
         await storage.close();
       }

@@ -70,6 +70,7 @@ describe('SQLite backup', () => {
       id: 'key_backup',
       label: 'backup',
       plan: 'pro',
+      scopes: ['pets:read', 'pets:write'],
       hash: 'b'.repeat(64),
       displayPrefix: 'pa_live_bbbb',
       createdAt: 1,

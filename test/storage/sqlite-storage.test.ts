@@ -40,6 +40,7 @@ const MIGRATIONS = [
   '2026-12-01-11-lifted-ban',
   '2026-12-02-13-key-listing',
   '2026-12-02-14-database-environment',
+  '2026-12-02-15-key-scopes',
 ] as const;
 
 function keyRecord(id: string, createdAt: number): NewApiKeyRecord {
@@ -47,6 +48,7 @@ function keyRecord(id: string, createdAt: number): NewApiKeyRecord {
     id,
     label: id,
     plan: 'free',
+    scopes: ['pets:read', 'pets:write'],
     hash: createHash('sha256').update(id).digest('hex'),
     displayPrefix: 'pa_live_xxxx',
     createdAt,
@@ -263,6 +265,7 @@ describe('SQLite storage specifics', () => {
         id: 'key_after_down',
         label: 'after down',
         plan: 'free',
+        scopes: ['pets:read', 'pets:write'],
         hash: 'a'.repeat(64),
         displayPrefix: 'pk_aaaaaaaaa',
         createdAt: 1,
@@ -311,6 +314,31 @@ describe('SQLite storage specifics', () => {
       expect(only?.seq).toBe(1);
     } finally {
       for (const storage of storages) await storage?.close();
+    }
+  });
+
+  it('gives every key that existed before scopes both scopes, and keeps a narrower one', async () => {
+    const storage = createSqliteStorage(':memory:');
+    try {
+      await storage.migrate();
+      // Back to before scopes, however many migrations came after.
+      let reverted: string[] = [];
+      for (let i = 0; i < 50 && !reverted.includes('reverted 2026-12-02-15-key-scopes'); i += 1) {
+        reverted = await storage.migrateDown();
+      }
+      expect(reverted).toEqual(['reverted 2026-12-02-15-key-scopes']);
+      await storage.apiKeys.insert(keyRecord('key_old', 1_000));
+
+      expect(await storage.migrate()).toContain('applied 2026-12-02-15-key-scopes');
+
+      expect((await storage.apiKeys.findById('key_old'))?.scopes).toEqual([
+        'pets:read',
+        'pets:write',
+      ]);
+      await storage.apiKeys.insert({ ...keyRecord('key_new', 2_000), scopes: ['pets:read'] });
+      expect((await storage.apiKeys.findById('key_new'))?.scopes).toEqual(['pets:read']);
+    } finally {
+      await storage.close();
     }
   });
 

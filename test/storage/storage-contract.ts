@@ -23,6 +23,7 @@ function newKeyRecord(overrides: Partial<NewApiKeyRecord> = {}): NewApiKeyRecord
     id: `key_${randomUUID()}`,
     label: uniqueName('contract key'),
     plan: 'pro',
+    scopes: ['pets:read', 'pets:write'],
     hash,
     displayPrefix: `pk_${hash.slice(0, 9)}`,
     createdAt: Date.now(),
@@ -514,6 +515,22 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
         });
       });
 
+      it('round-trips the scopes of a key, and changes them in place', async () => {
+        const input = newKeyRecord({ scopes: ['pets:read'] });
+        await storage.apiKeys.insert(input);
+        expect((await storage.apiKeys.findById(input.id))?.scopes).toEqual(['pets:read']);
+        const audit = auditOf(input.id, {
+          action: 'set_scopes',
+          changes: { scopes: { from: ['pets:read'], to: ['pets:write'] } },
+        });
+        await expect(
+          storage.apiKeys.update(input.id, { scopes: ['pets:write'] }, audit),
+        ).resolves.toBe(true);
+        expect((await storage.apiKeys.findByHash(input.hash))?.scopes).toEqual(['pets:write']);
+        const trail = await storage.keyAudit.list({ keyId: input.id, limit: 10 });
+        expect(trail.map((record) => record.action)).toEqual(['set_scopes']);
+      });
+
       it('lists keys oldest first, including the ones just inserted', async () => {
         const base = Date.now();
         const newer = newKeyRecord({ createdAt: base + 1000 });
@@ -750,6 +767,15 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
               input.id,
               { expiresAt: Date.now() + 3_600_000 },
               auditOf(input.id, { action: 'set_expiry' }),
+            ),
+          ),
+        ).toBe(true);
+        expect(
+          await moves(() =>
+            storage.apiKeys.update(
+              input.id,
+              { scopes: ['pets:read'] },
+              auditOf(input.id, { action: 'set_scopes' }),
             ),
           ),
         ).toBe(true);

@@ -64,6 +64,26 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/keys/{keyId}/scopes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Change a key's scopes
+         * @description Same key, same secret. A request the key may no longer make gets 403 insufficient_scope (and still counts against its limits); in force on every instance within 1 s with Redis, 5 s without.
+         */
+        put: operations["setKeyScopes"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/keys/{keyId}/expiry": {
         parameters: {
             query?: never;
@@ -192,6 +212,10 @@ export type components = {
          *         "perMinute": 300,
          *         "perDay": 10000
          *       },
+         *       "scopes": [
+         *         "pets:read",
+         *         "pets:write"
+         *       ],
          *       "prefix": "pa_live_4kP2",
          *       "state": "active",
          *       "createdAt": "2026-11-24T10:00:00.000Z",
@@ -215,6 +239,8 @@ export type components = {
                 perMinute: number;
                 perDay: number;
             };
+            /** @description What the key may do: pets:read (listPets, getPet), pets:write (createPet). Any other operation gets 403 insufficient_scope. */
+            scopes: ("pets:read" | "pets:write")[];
             /** @description The first 12 characters of the secret; never the secret. */
             prefix: string;
             /** @description What a request with the key gets now. */
@@ -254,7 +280,7 @@ export type components = {
             /** Format: date-time */
             at: string;
             keyId: string;
-            action: "create" | "set_plan" | "set_expiry" | "roll" | "revoke" | "unban" | "ban" | "ban_end";
+            action: "create" | "set_plan" | "set_scopes" | "set_expiry" | "roll" | "revoke" | "unban" | "ban" | "ban_end";
             changes: {
                 [key: string]: {
                     from: unknown;
@@ -287,7 +313,7 @@ export type components = {
              * @description Machine-readable error code (see the error table).
              * @enum {string}
              */
-            code: "bad_request" | "invalid_json" | "invalid_body" | "invalid_parameter" | "unauthorized" | "api_key_expired" | "not_found" | "key_not_found" | "method_not_allowed" | "request_timeout" | "key_revoked" | "key_changed" | "idempotency_key_in_use" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "api_key_banned" | "headers_too_large" | "internal_error" | "unavailable";
+            code: "bad_request" | "invalid_json" | "invalid_body" | "invalid_parameter" | "unauthorized" | "api_key_expired" | "insufficient_scope" | "not_found" | "key_not_found" | "method_not_allowed" | "request_timeout" | "key_revoked" | "key_changed" | "idempotency_key_in_use" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "api_key_banned" | "headers_too_large" | "internal_error" | "unavailable";
             /** @description What went wrong and what to do about it. */
             message: string;
             /** @description The HTTP status code of the response. */
@@ -422,6 +448,11 @@ export interface operations {
                     name?: string;
                     /** @description RFC 3339; the key stops working then. */
                     expiresAt?: string;
+                    /**
+                     * @description What the key may do, a comma list: `pets:read`, `pets:write`; both when absent.
+                     * @example pets:read,pets:write
+                     */
+                    scopes?: string;
                 };
             };
         };
@@ -652,6 +683,140 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored response of an earlier request with the same Idempotency-Key. */
                     "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Key"];
+                };
+            };
+            /** @description `invalid_body`: Not a NewPet: a field is missing, unknown, null or invalid. `invalid_json`: The body is not valid JSON. `invalid_parameter`: A query or path parameter or the Idempotency-Key is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unauthorized`: No key, another scheme, a malformed, unknown or revoked key. */
+            401: {
+                headers: {
+                    /** @description RFC 6750 challenge: `Bearer realm="petstore-admin"`, with `error="invalid_token"` when a token was sent. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `key_not_found`: Key management: no API key has that id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `key_changed`: Key management: other changes of the key kept racing it. `idempotency_key_in_use`: A request with the same Idempotency-Key is still running. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: The body is over 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body is not application/json (UTF-8). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_reused`: The Idempotency-Key was used before with a different body. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited`: Over a plan limit, or over the budget without a valid key. */
+            429: {
+                headers: {
+                    /** @description Whole seconds until the address budget for requests without a token resets. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error`: Our fault; retry later. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unavailable`: The database or Redis does not answer; wait for Retry-After. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setKeyScopes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The key id, key_... */
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "scopes": "pets:read"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description What the key may do from now on, a comma list: `pets:read`, `pets:write`.
+                     * @example pets:read,pets:write
+                     */
+                    scopes: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The key with its new scopes. */
+            200: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

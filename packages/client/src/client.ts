@@ -1,4 +1,9 @@
-import { ApiKeyBannedError, PetApiError, PetClientError } from './errors.js';
+import {
+  ApiKeyBannedError,
+  InsufficientScopeError,
+  PetApiError,
+  PetClientError,
+} from './errors.js';
 import { parseJson, stringifyJson } from './json.js';
 import { type Quota, readQuota } from './quota.js';
 import type { ErrorBody, ErrorCode, Int64Mode, ListPetsQuery, NewPet, Pet } from './types.js';
@@ -323,6 +328,11 @@ export class PetClient<M extends Int64Mode = 'number'> {
     const message = typeof body.message === 'string' ? body.message : `HTTP ${response.status}`;
     const retryAfter = retryAfterSeconds(response.headers.get('retry-after'), Date.now());
     const requestId = response.headers.get('x-request-id') ?? undefined;
+    if (code === 'insufficient_scope') {
+      const challenge = response.headers.get('www-authenticate') ?? '';
+      const scope = /\bscope="([^"]*)"/.exec(challenge)?.[1];
+      return new InsufficientScopeError(code, message, response.status, requestId, scope);
+    }
     return code === 'api_key_banned'
       ? new ApiKeyBannedError(code, message, response.status, retryAfter, requestId)
       : new PetApiError(code, message, response.status, retryAfter, requestId);

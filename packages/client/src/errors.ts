@@ -24,6 +24,24 @@ export class ApiKeyBannedError extends PetApiError<'api_key_banned'> {
   override name = 'ApiKeyBannedError';
 }
 
+/**
+ * The key is valid but lacks the scope the operation needs (403, RFC 6750): `scope` names it, as
+ * the `WWW-Authenticate` challenge did. Never retried: the key has to change, not the timing.
+ */
+export class InsufficientScopeError extends PetApiError<'insufficient_scope'> {
+  override name = 'InsufficientScopeError';
+  constructor(
+    code: 'insufficient_scope',
+    message: string,
+    status: number,
+    requestId: string | undefined,
+    /** `pets:read` or `pets:write`; undefined when a proxy dropped the challenge. */
+    readonly scope: string | undefined,
+  ) {
+    super(code, message, status, undefined, requestId);
+  }
+}
+
 /** Something other than an API answer went wrong. */
 export class PetClientError extends Error {
   override name = 'PetClientError';

@@ -1,4 +1,9 @@
 export { PetClient, type PetClientOptions, type RetryOptions } from './client.js';
-export { ApiKeyBannedError, PetApiError, PetClientError } from './errors.js';
+export {
+  ApiKeyBannedError,
+  InsufficientScopeError,
+  PetApiError,
+  PetClientError,
+} from './errors.js';
 export type { Quota, QuotaWindow } from './quota.js';
 export type * from './types.js';

@@ -1,7 +1,7 @@
 import { PLAN_LIMITS } from '../../domain/rate-limits/plans.js';
 import { type Command, parseCommandArgs, UsageError } from '../command.js';
 import { describeView } from '../describe.js';
-import { cliActor, duration, planChangeOf, rfc3339 } from '../key-options.js';
+import { cliActor, duration, planChangeOf, rfc3339, scopesOf } from '../key-options.js';
 
 export const keysCreate: Command = {
   name: 'keys create',
@@ -9,7 +9,7 @@ export const keysCreate: Command = {
   help: [
     'Usage: petstore keys create --plan free|pro|business|enterprise [--name LABEL]',
     '       petstore keys create --plan enterprise --per-minute N --per-day N [--name LABEL]',
-    '       ... [--expires-at TIME | --expires-in DURATION]',
+    '       ... [--expires-at TIME | --expires-in DURATION] [--scopes pets:read[,pets:write]]',
     '',
     'Options:',
     '  --plan PLAN        one of:',
@@ -24,6 +24,8 @@ export const keysCreate: Command = {
     '  --name LABEL       a label to recognise the key by in `petstore keys list`',
     '  --expires-at TIME  the key is refused (401 api_key_expired) from this RFC 3339 time',
     '  --expires-in DUR   the same, this long from now: 90d, 12h, 30m',
+    '  --scopes LIST      what the key may do, a comma list: pets:read (list and read pets),',
+    '                     pets:write (create pets); both when not given',
     '',
     'The key goes to stdout and nothing else does, so `KEY=$(petstore keys create ...)` works.',
     'Only its hash is stored: it cannot be shown again.',
@@ -37,7 +39,9 @@ export const keysCreate: Command = {
       name: { type: 'string' },
       'expires-at': { type: 'string' },
       'expires-in': { type: 'string' },
+      scopes: { type: 'string' },
     });
+    const scopes = values.scopes === undefined ? undefined : scopesOf('--scopes', values.scopes);
     const change = planChangeOf(values);
     const name = values.name ?? '';
     if (values['expires-at'] !== undefined && values['expires-in'] !== undefined) {
@@ -49,11 +53,15 @@ export const keysCreate: Command = {
     return async ({ services, stdout, stderr }) => {
       const now = services.clock.now();
       const expiresAt = typeof at === 'number' ? at : typeof inMs === 'number' ? now + inMs : null;
-      const { key, secret } = await services.keys.create({ change, name, expiresAt }, cliActor());
+      const { key, secret } = await services.keys.create(
+        { change, name, expiresAt, ...(scopes ? { scopes } : {}) },
+        cliActor(),
+      );
       stderr.write(
         [
           `Created API key ${key.id}${name === '' ? '' : ` (${JSON.stringify(name)})`}`,
           `  plan: ${describeView(key)}`,
+          `  scopes: ${key.scopes.join(',')}`,
           ...(key.expiresAt === null ? [] : [`  expires: ${key.expiresAt}`]),
           'This is the only time the key is shown: copy it now (it is the last line of stdout).',
           '',

@@ -22,6 +22,7 @@ function columns(view: KeyView): string[] {
     // Quoted so an empty label or one with spaces still reads as one column.
     JSON.stringify(view.name),
     describeView(view),
+    view.scopes.join(','),
     `${view.prefix}…`,
     state(view),
     `created ${view.createdAt}`,
@@ -41,7 +42,8 @@ export const keysList: Command = {
     'Usage: petstore keys list [--json]',
     '',
     'One line per key, oldest first:',
-    '  id  "label"  plan and limits  display prefix…  state  created  last used  deprecated calls',
+    '  id  "label"  plan and limits  scopes  display prefix…  state  created  last used',
+    '  deprecated calls',
     'where state is active, active until <time>, expired <time>, revoked <time> or banned until',
     '<time>, and a rolled key shows until when its old secret works. Times are UTC, ISO 8601.',
     'deprecated calls counts calls to the deprecated getPet made with the key; last used is',

@@ -1,6 +1,7 @@
 import type { ApiKeyRecord } from '../api-keys/api-key.js';
 import { ApiKeyService, type KeyRefusalReason } from '../api-keys/api-key-service.js';
 import type { KeyUsageCounter } from '../api-keys/key-usage-counter.js';
+import type { Scope } from '../api-keys/scopes.js';
 import { DependencyUnavailableError } from '../errors.js';
 import { andThen, type SyncOrAsync } from '../sync-or-async.js';
 import type { Limits } from '../rate-limits/plans.js';
@@ -31,6 +32,8 @@ export interface Operation {
   access: 'api_key' | 'address';
   /** Calls to a deprecated operation are counted per key, for operators to see who must move. */
   deprecated?: boolean;
+  /** The scope a key needs for it (scopes.ts); none for a path no operation serves. */
+  scope?: Scope;
 }
 
 export interface AdmissionRequest {
@@ -43,6 +46,8 @@ export interface AdmissionRequest {
 /** Why a request is turned away, with the facts its answer states. */
 export type Refusal =
   | { code: 'unauthorized'; reason: KeyRefusalReason }
+  /** A valid key without the scope the operation needs: charged like any request it sent. */
+  | { code: 'insufficient_scope'; scope: Scope }
   | { code: 'ambiguous_credential' }
   | {
       code: 'rate_limited';
@@ -185,7 +190,7 @@ export class AdmissionService {
       return decision.then(
         (decided) => {
           if (deprecated) this.apiKeys.recordDeprecatedCall(key.id);
-          return this.byKey(key, decided);
+          return this.byKey(key, decided, operation);
         },
         (error: unknown) => {
           throw unavailable(error, limits);
@@ -193,7 +198,7 @@ export class AdmissionService {
       );
     }
     if (deprecated) this.apiKeys.recordDeprecatedCall(key.id);
-    return this.byKey(key, decision);
+    return this.byKey(key, decision, operation);
   }
 
   /**
@@ -213,9 +218,21 @@ export class AdmissionService {
     return this.limiter.unknownState(limits, retryAfterSeconds);
   }
 
-  private byKey(key: ApiKeyRecord, decision: RateDecision): SyncOrAsync<Admission> {
+  private byKey(
+    key: ApiKeyRecord,
+    decision: RateDecision,
+    operation: Operation,
+  ): SyncOrAsync<Admission> {
     const rate = stateOf(decision);
-    if (decision.allowed) return { admitted: true, rate, key };
+    if (decision.allowed) {
+      // After the charge: the key is known and the request was sent, so it counts (and a key
+      // hammering an operation it may not call meets its limits and bans as any other).
+      const { scope } = operation;
+      if (scope !== undefined && !key.scopes.includes(scope)) {
+        return { admitted: false, rate, refusal: { code: 'insufficient_scope', scope }, key };
+      }
+      return { admitted: true, rate, key };
+    }
     if (decision.reason === 'rate_limited') {
       const refusal: Refusal = {
         code: 'rate_limited',

@@ -1,4 +1,5 @@
 import { type Clock, MINUTE_MS } from '../clock.js';
+import { ALL_SCOPES, type Scope } from './scopes.js';
 import type { ApiKeyStore, KeyChangeNotifier } from '../ports.js';
 import type { Limits, Plan } from '../rate-limits/plans.js';
 import { customLimitsProblem, PLAN_LIMITS } from '../rate-limits/plans.js';
@@ -125,6 +126,8 @@ export class ApiKeyService {
       label?: string;
       customLimits?: Limits;
       expiresAt?: number;
+      /** Every scope when absent. */
+      scopes?: readonly Scope[];
     },
     audit?: (record: NewApiKeyRecord) => AuditRecord,
   ): Promise<CreatedApiKey> {
@@ -148,7 +151,13 @@ export class ApiKeyService {
     this.known.add(hash);
   }
 
-  private newKey(input: { plan: Plan; label?: string; customLimits?: Limits; expiresAt?: number }) {
+  private newKey(input: {
+    plan: Plan;
+    label?: string;
+    customLimits?: Limits;
+    expiresAt?: number;
+    scopes?: readonly Scope[];
+  }) {
     const key = generateApiKey(this.environment);
     const record: NewApiKeyRecord = {
       id: newApiKeyId(),
@@ -156,6 +165,7 @@ export class ApiKeyService {
       plan: input.plan,
       ...(input.customLimits ? { customLimits: input.customLimits } : {}),
       ...(input.expiresAt !== undefined ? { expiresAt: input.expiresAt } : {}),
+      scopes: input.scopes ?? ALL_SCOPES,
       hash: hashApiKey(key),
       displayPrefix: displayPrefix(key),
       createdAt: this.clock.now(),

@@ -1,4 +1,5 @@
 import type { Limits, Plan } from '../rate-limits/plans.js';
+import type { Scope } from './scopes.js';
 
 export type KeyEnvironment = 'production' | 'staging';
 
@@ -10,6 +11,8 @@ export interface ApiKeyRecord {
   plan: Plan;
   /** Only for enterprise keys: the limits agreed for this key. */
   customLimits?: Limits;
+  /** What the key may do (scopes.ts); every scope unless it was made or changed to fewer. */
+  scopes: readonly Scope[];
   /** Hex SHA-256 of the full key. */
   hash: string;
   /** First 12 characters of the key, for people to recognise it. */
@@ -55,12 +58,13 @@ export type NewApiKeyRecord = Omit<
   | 'previousHashExpiresAt'
 >;
 
-/** What set-plan, set-expiry and roll change on a stored key; an absent field stays as it is. */
+/** What set-plan, set-scopes, set-expiry and roll change on a stored key; an absent field stays as it is. */
 export interface ApiKeyUpdate {
   plan?: Plan;
   /** null clears them (a key leaving enterprise). */
   customLimits?: Limits | null;
   expiresAt?: number | null;
+  scopes?: readonly Scope[];
   secret?: {
     hash: string;
     displayPrefix: string;

@@ -11,7 +11,15 @@ export type Actor =
 export const SYSTEM_ACTOR: Actor = Object.freeze({ kind: 'system' });
 
 export type AuditAction =
-  'create' | 'set_plan' | 'set_expiry' | 'roll' | 'revoke' | 'unban' | 'ban' | 'ban_end';
+  | 'create'
+  | 'set_plan'
+  | 'set_scopes'
+  | 'set_expiry'
+  | 'roll'
+  | 'revoke'
+  | 'unban'
+  | 'ban'
+  | 'ban_end';
 
 /** Old and new value of each field a change touched; never a secret or a hash. */
 export type AuditChanges = Record<string, { from: unknown; to: unknown }>;

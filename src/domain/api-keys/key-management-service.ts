@@ -6,6 +6,7 @@ import type { RateLimiter } from '../rate-limits/rate-limiter.js';
 import { EARLIEST_TIME_MS, LATEST_TIME_MS } from '../rfc3339.js';
 import type { ApiKeyRecord, ApiKeyUpdate } from './api-key.js';
 import { ApiKeyService } from './api-key-service.js';
+import { ALL_SCOPES, parseScopes, type Scope } from './scopes.js';
 import {
   decodeKeyCursor,
   encodeKeyCursor,
@@ -38,6 +39,8 @@ export interface KeyView {
   name: string;
   plan: Plan;
   limits: { perMinute: number; perDay: number };
+  /** What the key may do, in SCOPES order. */
+  scopes: Scope[];
   /** Display prefix, never the secret. */
   prefix: string;
   state: 'active' | 'revoked' | 'expired' | 'banned';
@@ -144,6 +147,7 @@ export function toKeyView(record: ApiKeyRecord, now: number): KeyView {
     name: record.label,
     plan: record.plan,
     limits: { perMinute: limits.perMinute, perDay: limits.perDay },
+    scopes: [...record.scopes],
     prefix: record.displayPrefix,
     state,
     createdAt: isoTime(record.createdAt),
@@ -202,11 +206,18 @@ export class KeyManagementService {
   }
 
   async create(
-    input: { change: PlanChange; name?: string; expiresAt?: number | null },
+    input: {
+      change: PlanChange;
+      name?: string;
+      expiresAt?: number | null;
+      /** A list or a comma list; every scope when absent. */
+      scopes?: string | readonly string[];
+    },
     actor: Actor,
   ): Promise<NewKeyResult> {
     const problem = planChangeProblem(input.change);
     if (problem !== undefined) throw problem;
+    const scopes = input.scopes === undefined ? ALL_SCOPES : parseScopes(input.scopes);
     const customLimits = limitsOf(input.change);
     const expiresAt = input.expiresAt ?? undefined;
     const { record, key } = await this.apiKeys.create(
@@ -215,6 +226,7 @@ export class KeyManagementService {
         label: input.name ?? '',
         ...(customLimits ? { customLimits } : {}),
         ...(expiresAt !== undefined ? { expiresAt } : {}),
+        scopes,
       },
       (fresh) =>
         this.auditRecord(fresh.id, 'create', actor, {
@@ -225,6 +237,7 @@ export class KeyManagementService {
             to: customLimits ?? ApiKeyService.limitsOf({ ...fresh, deprecatedCalls: 0 }),
           },
           expiresAt: { from: null, to: iso(fresh.expiresAt) },
+          scopes: { from: null, to: [...fresh.scopes] },
         }),
     );
     return { key: toKeyView(record, this.clock.now()), secret: key };
@@ -290,6 +303,22 @@ export class KeyManagementService {
         },
       };
     });
+  }
+
+  /**
+   * What the key may do from now on (at least one scope). Every instance's cache drops the key as
+   * for a plan change, so the next request is judged by the new scopes there too.
+   */
+  async setScopes(
+    keyId: string,
+    scopes: string | readonly string[],
+    actor: Actor,
+  ): Promise<KeyView> {
+    const after = parseScopes(scopes);
+    return this.change(keyId, 'set_scopes', actor, (before) => ({
+      update: { scopes: after },
+      changes: { scopes: { from: [...before.scopes], to: [...after] } },
+    }));
   }
 
   /** `null`: the key never expires. A time in the past expires it at once. */

@@ -59,6 +59,11 @@ export const ERRORS: { readonly [C in ErrorCode]: TableEntry<C> } = {
     when: 'The key expired, or its old secret is past the roll grace.',
     example: httpErrors.apiKeyExpired(),
   },
+  insufficient_scope: {
+    status: 403,
+    when: 'The key lacks the scope the operation needs (pets:write).',
+    example: httpErrors.insufficientScope('pets:write'),
+  },
   not_found: {
     status: 404,
     when: 'No pet with that id, or no operation at that path.',

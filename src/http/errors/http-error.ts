@@ -8,6 +8,7 @@ export type HttpErrorCode =
   | 'invalid_body'
   | 'unauthorized'
   | 'api_key_expired'
+  | 'insufficient_scope'
   | 'method_not_allowed'
   | 'request_timeout'
   | 'payload_too_large'
@@ -114,6 +115,13 @@ export const httpErrors = {
       'api_key_expired',
       'API key has expired (or was replaced by a new secret whose grace period ended): use the current secret or ask for a new key',
       { 'www-authenticate': `${REALM}, error="invalid_token"` },
+    ),
+  /** RFC 6750 3.1: a valid key without the scope the operation needs, named in the header. */
+  insufficientScope: (scope: string) =>
+    new HttpError(
+      'insufficient_scope',
+      `API key lacks the ${scope} scope this operation needs: use a key that has it, or add it with petstore keys set-scopes`,
+      { 'www-authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"` },
     ),
   /** `inApi`: the path is under the API's prefix, where what is missing is an operation. */
   noRoute: (method: string, path: string, inApi: boolean) =>

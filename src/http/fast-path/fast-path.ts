@@ -6,6 +6,7 @@ import type {
 } from '../../domain/admission/admission-service.js';
 import type { StoreCache } from '../../domain/cache/store-cache.js';
 import type { Clock } from '../../domain/clock.js';
+import { requiredScopeOf } from '../../domain/api-keys/scopes.js';
 import { isGetPetGone } from '../../domain/pets/deprecation.js';
 import { PAGE_SIZE } from '../../domain/pets/pet.js';
 import type { PageQuery, PetService } from '../../domain/pets/pet-service.js';
@@ -63,7 +64,11 @@ type Read =
 
 const route = (operation: PetOperation): FastRoute => ({
   operation,
-  admission: { access: 'api_key', deprecated: operation.deprecated },
+  admission: {
+    access: 'api_key',
+    deprecated: operation.deprecated,
+    scope: requiredScopeOf(operation.operationId),
+  },
   template: routeTemplateOf(apiPath(operation.path)),
 });
 

@@ -1,4 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox';
+import { requiredScopeOf } from '../../domain/api-keys/scopes.js';
 import { errorBody, ERRORS } from '../errors/error-table.js';
 import { ErrorSchema } from '../errors/error.schema.js';
 import type { ErrorCode } from '../errors/http-error.js';
@@ -77,6 +78,13 @@ const ERROR_HEADERS: Partial<Record<number, HeaderDoc>> = {
       schema: text,
     },
   },
+  403: {
+    'WWW-Authenticate': {
+      description:
+        'RFC 6750 challenge naming the scope the key lacks: `Bearer realm="pets", error="insufficient_scope", scope="pets:write"`.',
+      schema: text,
+    },
+  },
   429: {
     'Retry-After': {
       description:
@@ -152,4 +160,19 @@ export function errorResponses(codes: readonly ErrorCode[], own: OwnExamples = {
     );
   }
   return responses;
+}
+
+/** The bearer scheme of the pet API's document (openapi.plugin.ts). */
+export const API_SECURITY_SCHEME = 'bearerAuth';
+
+/**
+ * The `security` requirement of an operation (by operationId): the bearer scheme with the scope
+ * the key needs. OpenAPI 3.1 lets a requirement on a scheme other than OAuth2 list role names
+ * (Security Requirement Object); here they are the key's scopes, named as the 403
+ * `insufficient_scope` challenge names them.
+ */
+export function scopeSecurity(operationId: string): Array<Record<string, string[]>> {
+  const scope = requiredScopeOf(operationId);
+  if (scope === undefined) throw new Error(`${operationId} needs no scope: it is no operation`);
+  return [{ [API_SECURITY_SCHEME]: [scope] }];
 }

@@ -5,7 +5,7 @@ import type { Config } from '../../config/config.js';
 import { PLAN_LIMITS } from '../../domain/rate-limits/plans.js';
 import { ADDRESS_LIMIT_PER_MINUTE } from '../../domain/rate-limits/rate-limiter.js';
 import { ERRORS } from '../errors/error-table.js';
-import { RATE_LIMIT_HEADERS } from './openapi-responses.js';
+import { API_SECURITY_SCHEME, RATE_LIMIT_HEADERS } from './openapi-responses.js';
 import { API_SCOPE, isUnder, type PrefixScope } from '../scopes.js';
 
 /** The one error table, as a Markdown table body for a document's description. */
@@ -161,8 +161,9 @@ export const openApiPlugin = fp<{ config: Config }>(
       servers: servers(config),
       tags: [{ name: 'Pets', description: 'Animals available for adoption.' }],
       security: {
-        name: 'bearerAuth',
-        description: 'An API key, e.g. pa_live_ followed by 36 letters and digits.',
+        name: API_SECURITY_SCHEME,
+        description:
+          'An API key, e.g. pa_live_ followed by 36 letters and digits. Each operation names the scope the key needs in its `security` requirement: `pets:read` (listPets, getPet) or `pets:write` (createPet). A key without it gets 403 `insufficient_scope`.',
       },
       scope: API_SCOPE,
     });

@@ -1,7 +1,8 @@
 import { type Kysely, type Migration, sql } from 'kysely';
 import {
-  CACHED_KEY_COLUMNS,
+  CACHED_KEY_COLUMNS_BEFORE_SCOPES,
   databaseEnvironmentMigration,
+  keyScopesMigration,
   liftedBanMigration,
   keyListingMigration,
   sharedMigrations,
@@ -155,7 +156,7 @@ export const POSTGRES_MIGRATIONS: Record<string, Migration> = {
           RETURN NULL;
         END $$`.execute(db);
       await sql`CREATE TRIGGER api_keys_changed
-        AFTER UPDATE OF ${CACHED_KEY_COLUMNS} OR DELETE ON api_keys
+        AFTER UPDATE OF ${CACHED_KEY_COLUMNS_BEFORE_SCOPES} OR DELETE ON api_keys
         FOR EACH STATEMENT EXECUTE FUNCTION api_keys_changed()`.execute(db);
     },
     async down(db: Kysely<unknown>) {
@@ -167,4 +168,10 @@ export const POSTGRES_MIGRATIONS: Record<string, Migration> = {
   '2026-12-01-11-lifted-ban': liftedBanMigration(TYPES),
   '2026-12-02-13-key-listing': keyListingMigration,
   '2026-12-02-14-database-environment': databaseEnvironmentMigration(TYPES),
+  '2026-12-02-15-key-scopes': keyScopesMigration(TYPES, async (db, columns) => {
+    await sql`DROP TRIGGER api_keys_changed ON api_keys`.execute(db);
+    await sql`CREATE TRIGGER api_keys_changed
+      AFTER UPDATE OF ${columns} OR DELETE ON api_keys
+      FOR EACH STATEMENT EXECUTE FUNCTION api_keys_changed()`.execute(db);
+  }),
 };

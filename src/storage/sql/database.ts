@@ -49,6 +49,8 @@ export interface ApiKeysTable {
   /** After a roll: the replaced secret's hash, valid until previous_hash_expires_at. */
   previous_hash: string | null;
   previous_hash_expires_at: NullableInt;
+  /** A comma list in SCOPES order (src/domain/api-keys/scopes.ts); defaults to every scope. */
+  scopes: ColumnType<string, string | undefined, string>;
 }
 
 /** Append-only: the service inserts, never updates or deletes. */

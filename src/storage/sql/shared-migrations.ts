@@ -1,4 +1,4 @@
-import { type Kysely, type Migration, sql } from 'kysely';
+import { type Kysely, type Migration, type RawBuilder, sql } from 'kysely';
 
 /**
  * How one engine spells the column types of the migrations both engines share. Only the spelling
@@ -21,9 +21,12 @@ export interface MigrationTypes {
  * ban_lifted_at. A column added to api_keys later that a cache must see belongs here, in a new
  * migration that recreates the triggers.
  */
-export const CACHED_KEY_COLUMNS = sql.raw(
-  'label, plan, per_minute, per_day, hash, revoked_at, ban_lifted_at, expires_at, previous_hash, previous_hash_expires_at',
-);
+const CACHED_BEFORE_SCOPES =
+  'label, plan, per_minute, per_day, hash, revoked_at, ban_lifted_at, expires_at, previous_hash, previous_hash_expires_at';
+/** The columns as 2026-12-01-10-api-key-changes watched them, before scopes existed. */
+export const CACHED_KEY_COLUMNS_BEFORE_SCOPES = sql.raw(CACHED_BEFORE_SCOPES);
+/** The columns watched from 2026-12-02-15-key-scopes on. */
+export const CACHED_KEY_COLUMNS = sql.raw(`${CACHED_BEFORE_SCOPES}, scopes`);
 
 /**
  * The migrations from key life on: the same tables on both engines, so written once. (The earlier
@@ -120,6 +123,31 @@ export function liftedBanMigration(types: MigrationTypes): Migration {
     },
     async down(db: Kysely<unknown>) {
       await sql`ALTER TABLE api_keys DROP COLUMN lifted_ban_until`.execute(db);
+    },
+  };
+}
+
+/**
+ * What each key may do (src/domain/api-keys/scopes.ts): a comma list, every scope by default, so
+ * a key made before scopes keeps doing all it did. The column is one a key cache carries, so the
+ * engine's key-change trigger is made again to watch it (`recreateTrigger`, the engine's own):
+ * a scope change reaches every instance as a plan change does.
+ */
+export function keyScopesMigration(
+  types: MigrationTypes,
+  recreateTrigger: (db: Kysely<unknown>, columns: RawBuilder<unknown>) => Promise<void>,
+): Migration {
+  const text = sql.raw(types.text);
+  return {
+    async up(db: Kysely<unknown>) {
+      await sql`ALTER TABLE api_keys ADD COLUMN scopes ${text} NOT NULL DEFAULT 'pets:read,pets:write'`.execute(
+        db,
+      );
+      await recreateTrigger(db, CACHED_KEY_COLUMNS);
+    },
+    async down(db: Kysely<unknown>) {
+      await recreateTrigger(db, CACHED_KEY_COLUMNS_BEFORE_SCOPES);
+      await sql`ALTER TABLE api_keys DROP COLUMN scopes`.execute(db);
     },
   };
 }

@@ -11,6 +11,7 @@ import type { AuditRecord } from '../../domain/api-keys/key-audit.js';
 import type { KeyListQuery } from '../../domain/api-keys/key-listing.js';
 import type { ApiKeyStore } from '../../domain/ports.js';
 import { isPlan } from '../../domain/rate-limits/plans.js';
+import { ALL_SCOPES, formatScopes, storedScopes } from '../../domain/api-keys/scopes.js';
 import {
   type ApiKeysTable,
   type Database,
@@ -26,6 +27,7 @@ function toRecord(row: Selectable<ApiKeysTable>): ApiKeyRecord {
     id: row.id,
     label: row.label,
     plan: row.plan,
+    scopes: storedScopes(row.scopes),
     hash: row.hash,
     displayPrefix: row.display_prefix,
     createdAt: toNumber(row.created_at),
@@ -115,6 +117,7 @@ function unchangedSince(read: ApiKeyRecord): KeyCondition {
     return eb.and([
       eb('hash', '=', read.hash),
       eb('plan', '=', read.plan),
+      eb('scopes', '=', formatScopes(read.scopes)),
       same('per_minute', read.customLimits?.perMinute),
       same('per_day', read.customLimits?.perDay),
       same('expires_at', read.expiresAt),
@@ -190,6 +193,10 @@ export class SqlApiKeyStore implements ApiKeyStore {
         ban_lifted_at: null,
         // Named only when set, so the statement also fits a schema from before expiry existed.
         ...(record.expiresAt !== undefined ? { expires_at: record.expiresAt } : {}),
+        // Likewise from before scopes: the column's default is every scope.
+        ...(record.scopes.length < ALL_SCOPES.length
+          ? { scopes: formatScopes(record.scopes) }
+          : {}),
       })
       .compile();
     await this.writes.run([insert, ...this.auditStatements(audit)]);
@@ -211,6 +218,7 @@ export class SqlApiKeyStore implements ApiKeyStore {
         'hash',
         'display_prefix',
         'created_at',
+        'scopes',
       ])
       .expression(
         db
@@ -223,6 +231,7 @@ export class SqlApiKeyStore implements ApiKeyStore {
             eb.val(record.hash).as('hash'),
             eb.val(record.displayPrefix).as('display_prefix'),
             eb.cast(eb.val(record.createdAt), 'bigint').as('created_at'),
+            eb.val(formatScopes(record.scopes)).as('scopes'),
           ])
           .where(({ not, exists, selectFrom }) =>
             not(exists(selectFrom('api_keys').select(sql.lit(1).as('one')))),
@@ -304,6 +313,7 @@ export class SqlApiKeyStore implements ApiKeyStore {
       set.per_day = update.customLimits?.perDay ?? null;
     }
     if (update.expiresAt !== undefined) set.expires_at = update.expiresAt;
+    if (update.scopes !== undefined) set.scopes = formatScopes(update.scopes);
     if (update.secret !== undefined) {
       set.hash = update.secret.hash;
       set.display_prefix = update.secret.displayPrefix;

@@ -6,6 +6,7 @@ import { type Database, toNumber } from './database.js';
 const ACTIONS: ReadonlySet<string> = new Set<AuditAction>([
   'create',
   'set_plan',
+  'set_scopes',
   'set_expiry',
   'roll',
   'revoke',

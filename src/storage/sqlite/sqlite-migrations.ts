@@ -1,7 +1,8 @@
 import { type Kysely, type Migration, sql } from 'kysely';
 import {
-  CACHED_KEY_COLUMNS,
+  CACHED_KEY_COLUMNS_BEFORE_SCOPES,
   databaseEnvironmentMigration,
+  keyScopesMigration,
   liftedBanMigration,
   keyListingMigration,
   sharedMigrations,
@@ -143,7 +144,7 @@ export const SQLITE_MIGRATIONS: Record<string, Migration> = {
         value INTEGER NOT NULL
       )`.execute(db);
       await sql`INSERT INTO api_key_changes (id, value) VALUES (1, 0)`.execute(db);
-      await sql`CREATE TRIGGER api_keys_changed AFTER UPDATE OF ${CACHED_KEY_COLUMNS} ON api_keys
+      await sql`CREATE TRIGGER api_keys_changed AFTER UPDATE OF ${CACHED_KEY_COLUMNS_BEFORE_SCOPES} ON api_keys
         BEGIN
           UPDATE api_key_changes SET value = value + 1 WHERE id = 1;
         END`.execute(db);
@@ -161,4 +162,11 @@ export const SQLITE_MIGRATIONS: Record<string, Migration> = {
   '2026-12-01-11-lifted-ban': liftedBanMigration(TYPES),
   '2026-12-02-13-key-listing': keyListingMigration,
   '2026-12-02-14-database-environment': databaseEnvironmentMigration(TYPES),
+  '2026-12-02-15-key-scopes': keyScopesMigration(TYPES, async (db, columns) => {
+    await sql`DROP TRIGGER api_keys_changed`.execute(db);
+    await sql`CREATE TRIGGER api_keys_changed AFTER UPDATE OF ${columns} ON api_keys
+      BEGIN
+        UPDATE api_key_changes SET value = value + 1 WHERE id = 1;
+      END`.execute(db);
+  }),
 };

@@ -134,7 +134,7 @@ export type components = {
              * @description Machine-readable error code (see the error table).
              * @enum {string}
              */
-            code: "bad_request" | "invalid_json" | "invalid_body" | "invalid_parameter" | "unauthorized" | "api_key_expired" | "not_found" | "key_not_found" | "method_not_allowed" | "request_timeout" | "key_revoked" | "key_changed" | "idempotency_key_in_use" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "api_key_banned" | "headers_too_large" | "internal_error" | "unavailable";
+            code: "bad_request" | "invalid_json" | "invalid_body" | "invalid_parameter" | "unauthorized" | "api_key_expired" | "insufficient_scope" | "not_found" | "key_not_found" | "method_not_allowed" | "request_timeout" | "key_revoked" | "key_changed" | "idempotency_key_in_use" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "api_key_banned" | "headers_too_large" | "internal_error" | "unavailable";
             /** @description What went wrong and what to do about it. */
             message: string;
             /** @description The HTTP status code of the response. */
@@ -255,6 +255,27 @@ export interface operations {
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
                     RateLimit: string;
                     /** @description RFC 6750 challenge: `Bearer realm="pets"`, with `error="invalid_token"` when a key was sent. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The key lacks the scope the operation needs (pets:write). */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the window in force (the one with the fewest left). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description When that window resets, in Unix seconds. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy": string;
+                    /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
+                    RateLimit: string;
+                    /** @description RFC 6750 challenge naming the scope the key lacks: `Bearer realm="pets", error="insufficient_scope", scope="pets:write"`. */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -397,6 +418,27 @@ export interface operations {
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
                     RateLimit: string;
                     /** @description RFC 6750 challenge: `Bearer realm="pets"`, with `error="invalid_token"` when a key was sent. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The key lacks the scope the operation needs (pets:write). */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the window in force (the one with the fewest left). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description When that window resets, in Unix seconds. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy": string;
+                    /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
+                    RateLimit: string;
+                    /** @description RFC 6750 challenge naming the scope the key lacks: `Bearer realm="pets", error="insufficient_scope", scope="pets:write"`. */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -656,6 +698,27 @@ export interface operations {
                     /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
                     RateLimit: string;
                     /** @description RFC 6750 challenge: `Bearer realm="pets"`, with `error="invalid_token"` when a key was sent. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: The key lacks the scope the operation needs (pets:write). */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the window in force (the one with the fewest left). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in that window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description When that window resets, in Unix seconds. */
+                    "X-RateLimit-Reset": number;
+                    /** @description Every window of your limits (draft-ietf-httpapi-ratelimit-headers-11), e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`. */
+                    "RateLimit-Policy": string;
+                    /** @description Requests left (r) and seconds to reset (t) per window, e.g. `"minute";r=59;t=41, "day";r=999;t=43200`. */
+                    RateLimit: string;
+                    /** @description RFC 6750 challenge naming the scope the key lacks: `Bearer realm="pets", error="insufficient_scope", scope="pets:write"`. */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };

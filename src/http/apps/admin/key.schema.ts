@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { KEY_LIST_LIMIT, KEY_SORTS, KEY_STATES } from '../../../domain/api-keys/key-listing.js';
+import { SCOPES } from '../../../domain/api-keys/scopes.js';
 import { MAX_CUSTOM_LIMIT, type Plan, PLANS } from '../../../domain/rate-limits/plans.js';
 
 /**
@@ -25,6 +26,7 @@ const EXAMPLE_KEY = {
   name: 'acme-prod',
   plan: 'pro',
   limits: { perMinute: 300, perDay: 10_000 },
+  scopes: ['pets:read', 'pets:write'],
   prefix: 'pa_live_4kP2',
   state: 'active',
   createdAt: '2026-11-24T10:00:00.000Z',
@@ -35,6 +37,17 @@ const EXAMPLE_KEY = {
   previousSecretExpiresAt: null,
   deprecatedCalls: 0,
 } as const;
+
+/** What a key may do, as a key shows it: pets:read (listPets, getPet), pets:write (createPet). */
+const scopes = (description: string) =>
+  Type.Array(Type.Union(SCOPES.map((scope) => Type.Literal(scope))), { description });
+
+/**
+ * Scopes as a change gives them: a comma list, as `keys set-scopes` takes it (the request
+ * validator reads no arrays). The domain checks it: at least one known scope, a repeat counts once.
+ */
+const scopesGiven = (description: string) =>
+  Type.String({ minLength: 1, maxLength: 100, description, examples: ['pets:read,pets:write'] });
 
 const time = (description: string) =>
   Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description });
@@ -50,6 +63,9 @@ export const KeySchema = Type.Object(
     limits: Type.Object(
       { perMinute: Type.Integer(), perDay: Type.Integer() },
       { additionalProperties: false, description: 'The limits in force.' },
+    ),
+    scopes: scopes(
+      'What the key may do: pets:read (listPets, getPet), pets:write (createPet). Any other operation gets 403 insufficient_scope.',
     ),
     prefix: Type.String({
       description: 'The first 12 characters of the secret; never the secret.',
@@ -122,9 +138,17 @@ export const AuditSchema = Type.Array(
       at: Type.String({ format: 'date-time' }),
       keyId: Type.String(),
       action: Type.Union(
-        ['create', 'set_plan', 'set_expiry', 'roll', 'revoke', 'unban', 'ban', 'ban_end'].map((a) =>
-          Type.Literal(a),
-        ),
+        [
+          'create',
+          'set_plan',
+          'set_scopes',
+          'set_expiry',
+          'roll',
+          'revoke',
+          'unban',
+          'ban',
+          'ban_end',
+        ].map((a) => Type.Literal(a)),
       ),
       changes: Type.Record(
         Type.String(),
@@ -162,6 +186,11 @@ export const CreateKeyBodySchema = Type.Object(
         description: 'RFC 3339; the key stops working then.',
       }),
     ),
+    scopes: Type.Optional(
+      scopesGiven(
+        'What the key may do, a comma list: `pets:read`, `pets:write`; both when absent.',
+      ),
+    ),
   },
   { additionalProperties: false, examples: [{ plan: 'pro', name: 'acme-prod' }] },
 );
@@ -183,6 +212,15 @@ export const SetExpiryBodySchema = Type.Object(
     }),
   },
   { additionalProperties: false, examples: [{ expiresAt: '2027-01-31T00:00:00Z' }] },
+);
+
+export const SetScopesBodySchema = Type.Object(
+  {
+    scopes: scopesGiven(
+      'What the key may do from now on, a comma list: `pets:read`, `pets:write`.',
+    ),
+  },
+  { additionalProperties: false, examples: [{ scopes: 'pets:read' }] },
 );
 
 export const RollBodySchema = Type.Object(

@@ -30,6 +30,7 @@ import {
   RollBodySchema,
   SetExpiryBodySchema,
   SetPlanBodySchema,
+  SetScopesBodySchema,
   UsageQuerySchema,
   UsageSchema,
 } from './key.schema.js';
@@ -168,7 +169,12 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRoutesDependenc
       const expiresAt = body.expiresAt === undefined ? null : instant('expiresAt', body.expiresAt);
       return idempotent(deps, request, reply, { operation: 'createKey', body }, async () => {
         const created = await keys.create(
-          { change, ...(body.name === undefined ? {} : { name: body.name }), expiresAt },
+          {
+            change,
+            ...(body.name === undefined ? {} : { name: body.name }),
+            ...(body.scopes === undefined ? {} : { scopes: body.scopes }),
+            expiresAt,
+          },
           actor,
         );
         return { status: 201, body: created };
@@ -278,6 +284,30 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRoutesDependenc
         { operation: 'setKeyPlan', keyId, body: request.body },
         async () => ({ status: 200, body: await keys.setPlan(keyId, change, actor) }),
       );
+    },
+  );
+
+  api.put(
+    '/keys/:keyId/scopes',
+    {
+      schema: {
+        operationId: 'setKeyScopes',
+        summary: "Change a key's scopes",
+        description:
+          'Same key, same secret. A request the key may no longer make gets 403 insufficient_scope (and still counts against its limits); in force on every instance within 1 s with Redis, 5 s without.',
+        tags: TAGS,
+        params,
+        body: SetScopesBodySchema,
+        response: {
+          200: adminJson('The key with its new scopes.', Type.Ref(KeySchema)),
+          ...adminErrors(KEY_CHANGE_ERRORS),
+        },
+      },
+    },
+    async (request) => {
+      const { keyId } = request.params;
+      logCall(request, 'setKeyScopes', keyId);
+      return keys.setScopes(keyId, request.body.scopes, actorOf(request));
     },
   );
 

@@ -15,7 +15,8 @@ import { type HttpError, httpErrors } from '../../errors/http-error.js';
 import { clientAddress } from '../../../domain/rate-limits/client-address.js';
 import type { Metrics } from '../../../telemetry/metrics.js';
 import { setRateLimitHeaders } from '../reply-answer.js';
-import { routeInfo } from '../../route-info.js';
+import { type RouteInfo, routeInfo } from '../../route-info.js';
+import { requiredScopeOf } from '../../../domain/api-keys/scopes.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -151,7 +152,7 @@ export function createGuard(deps: GuardDependencies, access: Operation['access']
       decision = admission.admit({
         credential: access === 'api_key' ? credentialOf(request.raw) : { kind: 'absent' },
         address: clientAddress(request.ip, request.socket.remoteAddress ?? request.ip),
-        operation: { access, deprecated: routeInfo(request).deprecated },
+        operation: operationOf(access, routeInfo(request)),
       });
     } catch (error) {
       done(outage(reply, error));
@@ -165,6 +166,14 @@ export function createGuard(deps: GuardDependencies, access: Operation['access']
   };
 }
 
+/** What admission needs of the route: its access, whether it is deprecated, its scope. */
+function operationOf(access: Operation['access'], info: RouteInfo): Operation {
+  const scope = access === 'api_key' ? requiredScopeOf(info.operation) : undefined;
+  return scope === undefined
+    ? { access, deprecated: info.deprecated }
+    : { access, deprecated: info.deprecated, scope };
+}
+
 /** The answer to a refusal, from the one factory of its code. */
 function httpRefusal(refusal: Refusal, keyPrefix: string, authorization?: string): HttpError {
   switch (refusal.code) {
@@ -174,6 +183,8 @@ function httpRefusal(refusal: Refusal, keyPrefix: string, authorization?: string
         : httpErrors.unauthorized(refusal.reason, keyPrefix, authorization);
     case 'ambiguous_credential':
       return httpErrors.duplicateAuthorization();
+    case 'insufficient_scope':
+      return httpErrors.insufficientScope(refusal.scope);
     case 'api_key_banned':
       return httpErrors.apiKeyBanned(refusal.retryAfterSeconds);
     case 'rate_limited': {

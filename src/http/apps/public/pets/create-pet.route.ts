@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { describeDuration } from '../../../../config/durations.js';
 import { IDEMPOTENCY_RETENTION_MS, type PetService } from '../../../../domain/pets/pet-service.js';
 import { httpErrors } from '../../../errors/http-error.js';
-import { errorResponses, jsonResponse } from '../../../openapi/openapi-responses.js';
+import { errorResponses, jsonResponse, scopeSecurity } from '../../../openapi/openapi-responses.js';
 import { apiPath } from '../../../scopes.js';
 import { problems } from '../../../validation/validator-compiler.js';
 import {
@@ -20,6 +20,7 @@ export function registerCreatePet(app: FastifyInstance, pets: PetService): void 
     {
       schema: {
         operationId: 'createPet',
+        security: scopeSecurity('createPet'),
         summary: 'Add a pet',
         description:
           'Creates a pet. Send an `Idempotency-Key` to retry safely: the same key and body within ' +
@@ -43,6 +44,7 @@ export function registerCreatePet(app: FastifyInstance, pets: PetService): void 
               'invalid_json',
               'invalid_parameter',
               'unauthorized',
+              'insufficient_scope',
               'idempotency_key_in_use',
               'payload_too_large',
               'unsupported_media_type',

@@ -19,6 +19,7 @@ import {
   jsonResponse,
   notModifiedResponse,
   REVALIDATION_HEADERS,
+  scopeSecurity,
 } from '../../../openapi/openapi-responses.js';
 import { problems } from '../../../validation/validator-compiler.js';
 import { sendAnswer } from '../../reply-answer.js';
@@ -53,6 +54,7 @@ export function registerGetPet(
     {
       schema: {
         operationId: GET_PET.operationId,
+        security: scopeSecurity(GET_PET.operationId),
         summary: 'Get a pet (deprecated)',
         description: `Deprecated: removed on ${GET_PET_SUNSET_HTTP_DATE}; from then on it answers 410. Use GET /pets with a status filter instead.`,
         deprecated: GET_PET.deprecated,
@@ -66,11 +68,14 @@ export function registerGetPet(
             ...CONTENT_ENCODING_HEADER,
           }),
           304: notModifiedResponse(DEPRECATION_HEADERS),
-          ...errorResponses(['invalid_parameter', 'unauthorized', 'not_found', 'gone'], {
-            invalid_parameter: httpErrors.invalidParameter(
-              problems.integerRange('petId', 1n, INT64_MAX),
-            ),
-          }),
+          ...errorResponses(
+            ['invalid_parameter', 'unauthorized', 'insufficient_scope', 'not_found', 'gone'],
+            {
+              invalid_parameter: httpErrors.invalidParameter(
+                problems.integerRange('petId', 1n, INT64_MAX),
+              ),
+            },
+          ),
         },
       },
       // Every answer of the operation, its refusals included, carries the deprecation headers

@@ -12,6 +12,7 @@ import {
   jsonResponse,
   notModifiedResponse,
   REVALIDATION_HEADERS,
+  scopeSecurity,
 } from '../../../openapi/openapi-responses.js';
 import { sendAnswer } from '../../reply-answer.js';
 import { ConditionalHeadersSchema, ListPetsQuerySchema, PetsSchema } from './pet.schema.js';
@@ -27,6 +28,7 @@ export function registerListPets(
     {
       schema: {
         operationId: LIST_PETS.operationId,
+        security: scopeSecurity(LIST_PETS.operationId),
         summary: 'List pets',
         description:
           'Pets ordered by id ascending, optionally filtered by status. When more pets exist, a `Link: <...>; rel="next"` header gives the URL of the next page.',
@@ -44,7 +46,7 @@ export function registerListPets(
             ...CONTENT_ENCODING_HEADER,
           }),
           304: notModifiedResponse(),
-          ...errorResponses(['invalid_parameter', 'unauthorized']),
+          ...errorResponses(['invalid_parameter', 'unauthorized', 'insufficient_scope']),
         },
       },
     },
