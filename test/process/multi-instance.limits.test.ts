@@ -10,6 +10,7 @@ import {
   sleep,
 } from '../helpers/instances.js';
 import { postgresFor, usePostgresSchemas } from '../helpers/postgres.js';
+import { loadConfig } from '../../src/config/config.js';
 import { createRedisRateLimitStore } from '../../src/storage/redis/redis-rate-limit-store.js';
 import { PrivateRedis, redisInfo } from '../helpers/redis.js';
 import { outputCaughtUp, type ServerProcess } from '../helpers/server-process.js';
@@ -207,7 +208,13 @@ describe.runIf(available)(SUITE, () => {
     // A fourth instance in this process, on the same Redis and prefix, spends most of the quota
     // quickly; the three then race it over HTTP for the rest, and past it.
     const fourth = await createRedisRateLimitStore(
-      { url: redis.url, keyPrefix: 'petstore:', commandTimeoutMs: 2_000 },
+      {
+        url: redis.url,
+        // The prefix the three servers use (their default, from PETSTORE_ENV): the same counters.
+        keyPrefix:
+          loadConfig({ DATABASE_URL: schemas.url, REDIS_URL: redis.url }).redis?.keyPrefix ?? '',
+        commandTimeoutMs: 2_000,
+      },
       {},
       { time: 'redis' },
     );
