@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { type HttpError, httpErrors } from './errors/http-error.js';
+import { API_SCOPE } from './scopes.js';
 
 /**
  * Requests whose framing or target two readers could take differently (a proxy and this service),
@@ -16,7 +17,7 @@ export function framingRefusal(request: IncomingMessage): HttpError | undefined 
   const url = request.url ?? '';
   if (!url.startsWith('/') && !(url === '*' && request.method === 'OPTIONS')) {
     return httpErrors.badFraming(
-      'the request target must be a path (origin-form, "/v1/pets"), not a URL or anything else',
+      `the request target must be a path (origin-form, "${API_SCOPE.prefix}/pets"), not a URL or anything else`,
     );
   }
   const { headers } = request;
