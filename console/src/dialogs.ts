@@ -165,3 +165,59 @@ export function planFields(
     },
   };
 }
+
+export const SCOPES = ['pets:read', 'pets:write'] as const;
+type Scope = (typeof SCOPES)[number];
+
+const SCOPE_HINTS: Record<Scope, string> = {
+  'pets:read': 'list and read pets',
+  'pets:write': 'add pets',
+};
+
+/**
+ * The scopes of create and set-scopes: one checkbox each, at least one ticked. The value is the
+ * comma list the admin API takes (its validator reads no arrays).
+ */
+export function scopeFields(prefix: string, current: readonly string[] = SCOPES) {
+  const boxes = SCOPES.map((scope) => {
+    const id = `${prefix}-scope-${scope.replace(':', '-')}`;
+    const box = h('input', {
+      id,
+      type: 'checkbox',
+      name: 'scopes',
+      value: scope,
+      checked: current.includes(scope),
+    });
+    return {
+      scope,
+      box,
+      node: h(
+        'div',
+        { class: 'check' },
+        box,
+        h('label', { for: id }, h('code', { class: 'scope' }, scope), ` (${SCOPE_HINTS[scope]})`),
+      ),
+    };
+  });
+  const hintId = `${prefix}-scopes-hint`;
+  const group = h(
+    'fieldset',
+    { class: 'scopes', 'aria-describedby': hintId },
+    h('legend', {}, 'Scopes'),
+    ...boxes.map((b) => b.node),
+    h(
+      'p',
+      { id: hintId, class: 'hint' },
+      'At least one. A request outside them gets 403 insufficient_scope.',
+    ),
+  );
+  return {
+    nodes: [group],
+    /** The comma list, or an error the dialog shows when none is ticked. */
+    value(): string {
+      const chosen = boxes.filter((b) => b.box.checked).map((b) => b.scope);
+      if (chosen.length === 0) throw new Error('Choose at least one scope.');
+      return chosen.join(',');
+    },
+  };
+}

@@ -1,6 +1,6 @@
 import { answer, client, type Audit, type Key, type Usage } from './api.js';
 import { usageChart } from './chart.js';
-import { changeDialog, field, planFields, secretDialog } from './dialogs.js';
+import { changeDialog, field, planFields, scopeFields, secretDialog } from './dialogs.js';
 import { count, h, replace, when } from './dom.js';
 
 const GRACES: Array<[number, string]> = [
@@ -17,6 +17,7 @@ function details(key: Key): HTMLElement {
     ['State', key.state],
     ['Plan', key.plan],
     ['Limits', `${count(key.limits.perMinute)} per minute, ${count(key.limits.perDay)} per day`],
+    ['Scopes', key.scopes.join(', ')],
     ['Expires', when(key.expiresAt)],
     ['Previous secret works until', when(key.previousSecretExpiresAt, 'no previous secret')],
     ['Banned until', when(key.bannedUntil, 'not banned')],
@@ -164,6 +165,31 @@ function actions(key: Key, reload: () => void): HTMLElement {
       },
     });
   };
+  const setScopes = () => {
+    const scopes = scopeFields('set-scopes', key.scopes);
+    changeDialog({
+      title: `Set the scopes of ${key.name || id}`,
+      fields: [
+        h(
+          'p',
+          {},
+          'Same key, same secret. Every instance holds the key to its new scopes within 5 seconds.',
+        ),
+        ...scopes.nodes,
+      ],
+      confirm: 'Set scopes',
+      run: async (_f, idem) => {
+        const chosen = scopes.value();
+        await answer(
+          client.PUT('/keys/{keyId}/scopes', {
+            params: { path: { keyId: id }, header: { 'idempotency-key': idem } },
+            body: { scopes: chosen },
+          }),
+        );
+        reload();
+      },
+    });
+  };
   const setExpiry = () => {
     const date = h('input', {
       id: 'expiry-date',
@@ -276,6 +302,7 @@ function actions(key: Key, reload: () => void): HTMLElement {
     'div',
     { class: 'actions', role: 'group', 'aria-label': 'Changes' },
     revoked ? null : button('Change plan', 'action-plan', setPlan),
+    revoked ? null : button('Set scopes', 'action-scopes', setScopes),
     revoked ? null : button('Set expiry', 'action-expiry', setExpiry),
     revoked ? null : button('Roll secret', 'action-roll', roll),
     button('Unban', 'action-unban', unban),

@@ -1,5 +1,5 @@
 import { answer, client, type Key, type KeysQuery, nextCursor } from './api.js';
-import { changeDialog, field, PLANS, planFields, secretDialog } from './dialogs.js';
+import { changeDialog, field, PLANS, planFields, scopeFields, secretDialog } from './dialogs.js';
 import { count, h, replace, when } from './dom.js';
 
 const STATES = ['active', 'expired', 'revoked', 'banned'] as const;
@@ -65,6 +65,7 @@ function keyRow(key: Key): HTMLTableRowElement {
       { class: 'num' },
       `${count(key.limits.perMinute)} / min, ${count(key.limits.perDay)} / day`,
     ),
+    h('td', { class: 'scopes' }, key.scopes.join(', ')),
     h('td', {}, h('span', { class: `state state-${key.state}` }, key.state)),
     h('td', {}, when(key.lastUsedAt)),
     h('td', { class: 'num' }, count(key.deprecatedCalls)),
@@ -135,9 +136,16 @@ export async function keysPage(main: HTMLElement, params: URLSearchParams): Prom
       h(
         'tr',
         {},
-        ...['Label', 'Plan', 'Limits', 'State', 'Last used', 'Deprecated calls', 'Created'].map(
-          (c) => h('th', { scope: 'col' }, c),
-        ),
+        ...[
+          'Label',
+          'Plan',
+          'Limits',
+          'Scopes',
+          'State',
+          'Last used',
+          'Deprecated calls',
+          'Created',
+        ].map((c) => h('th', { scope: 'col' }, c)),
       ),
     ),
     body,
@@ -152,7 +160,7 @@ export async function keysPage(main: HTMLElement, params: URLSearchParams): Prom
   );
   const { data, response } = await answer(client.GET('/keys', { params: { query } }));
   if (data.length === 0) {
-    body.append(h('tr', {}, h('td', { colspan: 7 }, 'No key matches.')));
+    body.append(h('tr', {}, h('td', { colspan: 8 }, 'No key matches.')));
   }
   for (const key of data) body.append(keyRow(key));
   const next = nextCursor(response);
@@ -170,18 +178,26 @@ function createDialog(): void {
     required: true,
   });
   const plan = planFields('create');
+  const scopes = scopeFields('create');
   const expires = h('input', { id: 'create-expires', name: 'expires', type: 'date' });
   changeDialog({
     title: 'Create a key',
-    fields: [field('Label', name), ...plan.nodes, field('Expires on (UTC, optional)', expires)],
+    fields: [
+      field('Label', name),
+      ...plan.nodes,
+      ...scopes.nodes,
+      field('Expires on (UTC, optional)', expires),
+    ],
     confirm: 'Create key',
     run: async (_form, idempotencyKey) => {
+      const chosen = scopes.value();
       const { data } = await answer(
         client.POST('/keys', {
           params: { header: { 'idempotency-key': idempotencyKey } },
           body: {
             ...plan.value(),
             name: name.value,
+            scopes: chosen,
             ...(expires.value === '' ? {} : { expiresAt: `${expires.value}T00:00:00Z` }),
           },
         }),

@@ -296,6 +296,74 @@ describe.skipIf(!haveChromium)(SUITE, () => {
     expect(audit.every((e) => e.actor.id === tokenId)).toBe(true);
   });
 
+  it('creates a read-only key and sets its scopes through the page, each seen by the admin API', async () => {
+    const before = changes.length;
+    await p().goto(`${s().admin.url}/admin/#/keys`);
+    const dialog = p().locator('dialog[open]');
+    await p().getByRole('button', { name: 'Create key' }).click();
+    await dialog.getByLabel('Label').fill('console-reader');
+    await dialog.getByLabel(/pets:write/).uncheck();
+    expect(await seriousViolations()).toEqual([]);
+    await dialog.getByRole('button', { name: 'Create key' }).click();
+    const secretBox = p().locator('#new-secret');
+    await secretBox.waitFor();
+    const secret = await secretBox.inputValue();
+    await p().getByRole('button', { name: 'I have stored it' }).click();
+    await p().getByRole('heading', { name: 'console-reader' }).waitFor();
+    const made = await keyByLabel('console-reader');
+    expect(made.scopes).toEqual(['pets:read']);
+    // The pet listener holds the key to the scopes the page gave it.
+    const refused = await call(s().pets, 'POST', '/v1/pets', {
+      key: secret,
+      body: { name: 'Not allowed', categoryId: 1 },
+    });
+    expect(refused.status).toBe(403);
+    expect((refused.body as { code: string }).code).toBe('insufficient_scope');
+    expect(await p().locator('dl.details').innerText()).toMatch(/Scopes\s+pets:read\n/);
+
+    await p().getByRole('button', { name: 'Set scopes' }).click();
+    expect(await dialog.getByLabel(/pets:read/).isChecked()).toBe(true);
+    expect(await dialog.getByLabel(/pets:write/).isChecked()).toBe(false);
+    // None ticked is refused in the page, before any request.
+    await dialog.getByLabel(/pets:read/).uncheck();
+    await dialog.getByRole('button', { name: 'Set scopes' }).click();
+    await dialog.getByRole('alert').filter({ hasText: 'at least one scope' }).waitFor();
+    await dialog.getByLabel(/pets:read/).check();
+    // From the keyboard: a scope's checkbox toggles with Space.
+    await dialog.getByLabel(/pets:write/).press('Space');
+    expect(await dialog.getByLabel(/pets:write/).isChecked()).toBe(true);
+    expect(await seriousViolations()).toEqual([]);
+    await dialog.getByRole('button', { name: 'Set scopes' }).click();
+    await expect
+      .poll(async () => (await keyByLabel('console-reader')).scopes, { timeout: WAIT_MS })
+      .toEqual(['pets:read', 'pets:write']);
+    await expect
+      .poll(() => p().locator('dl.details').innerText(), { timeout: WAIT_MS })
+      .toMatch(/Scopes\s+pets:read, pets:write\n/);
+
+    await p().goto(`${s().admin.url}/admin/#/keys?label=console-reader`);
+    await expect
+      .poll(() => p().locator('table.keys tbody tr td.scopes').allInnerTexts(), {
+        timeout: WAIT_MS,
+      })
+      .toEqual(['pets:read, pets:write']);
+
+    const audit = await api<Array<{ action: string; changes: Record<string, unknown> }>>(
+      'GET',
+      `/audit?keyId=${made.id}`,
+    );
+    expect(audit.map((e) => e.action)).toEqual(['create', 'set_scopes']);
+    expect(audit[1]?.changes).toEqual({
+      scopes: { from: ['pets:read'], to: ['pets:read', 'pets:write'] },
+    });
+    const mine = changes.slice(before);
+    expect(mine.map((c) => c.what)).toEqual([
+      'POST /admin/v1/keys',
+      'PUT /admin/v1/keys/{keyId}/scopes',
+    ]);
+    expect(mine.every((c) => c.idempotencyKey !== undefined)).toBe(true);
+  });
+
   it('says when to retry on 429, and stays signed in', async () => {
     // The address budget is hard to exhaust from one page: the listener's answer is played here.
     await p().route(/\/admin\/v1\/keys\?/, (route) =>

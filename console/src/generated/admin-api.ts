@@ -790,7 +790,10 @@ export interface operations {
     setKeyScopes: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Retry safely: the same key and body within 24 hours return the first response. */
+                "idempotency-key"?: string;
+            };
             path: {
                 /** @description The key id, key_... */
                 keyId: string;
@@ -817,6 +820,8 @@ export interface operations {
             /** @description The key with its new scopes. */
             200: {
                 headers: {
+                    /** @description `true` when this is the stored response of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -222,11 +222,12 @@ describe('idempotent creates and rolls', () => {
     expect((res.body as AuditEntry[]).map((e) => e.action)).toEqual(['set_plan', 'create']);
   });
 
-  it('makes set-plan, set-expiry, revoke and unban once per Idempotency-Key', async () => {
+  it('makes set-plan, set-scopes, set-expiry, revoke and unban once per Idempotency-Key', async () => {
     const { made, token } = await setup();
     const id = made.key.id;
     for (const [method, path, body] of [
       ['PUT', `/admin/v1/keys/${id}/plan`, { plan: 'business' }],
+      ['PUT', `/admin/v1/keys/${id}/scopes`, { scopes: 'pets:read' }],
       ['PUT', `/admin/v1/keys/${id}/expiry`, { expiresAt: '2099-01-01T00:00:00Z' }],
       ['POST', `/admin/v1/keys/${id}/unban`, undefined],
       ['POST', `/admin/v1/keys/${id}/revoke`, undefined],
@@ -246,7 +247,13 @@ describe('idempotent creates and rolls', () => {
     const audit = (await adminCall(server(), 'GET', `/admin/v1/audit?keyId=${id}`, { key: token }))
       .body as AuditEntry[];
     // The key was never banned: its unban changed nothing, so the trail has no entry for it.
-    expect(audit.map((e) => e.action)).toEqual(['create', 'set_plan', 'set_expiry', 'revoke']);
+    expect(audit.map((e) => e.action)).toEqual([
+      'create',
+      'set_plan',
+      'set_scopes',
+      'set_expiry',
+      'revoke',
+    ]);
   });
 });
 

@@ -43,7 +43,7 @@ export interface KeyRoutesDependencies {
 const DEFAULT_GRACE_SECONDS = 86_400;
 const TAGS = ['Keys'];
 
-/** How a change to one existing key with a JSON body can be refused (setKeyPlan, setKeyExpiry). */
+/** How a change to one existing key with a JSON body can be refused (setKeyPlan, setKeyScopes, setKeyExpiry). */
 const KEY_CHANGE_ERRORS: readonly ErrorCode[] = [
   'invalid_body',
   'invalid_json',
@@ -297,17 +297,26 @@ export function registerKeyRoutes(app: FastifyInstance, deps: KeyRoutesDependenc
           'Same key, same secret. A request the key may no longer make gets 403 insufficient_scope (and still counts against its limits); in force on every instance within 1 s with Redis, 5 s without.',
         tags: TAGS,
         params,
+        headers: IdempotencyHeaderSchema,
         body: SetScopesBodySchema,
         response: {
-          200: adminJson('The key with its new scopes.', Type.Ref(KeySchema)),
+          200: adminJson('The key with its new scopes.', Type.Ref(KeySchema), REPLAYED),
           ...adminErrors(KEY_CHANGE_ERRORS),
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { keyId } = request.params;
+      const actor = actorOf(request);
       logCall(request, 'setKeyScopes', keyId);
-      return keys.setScopes(keyId, request.body.scopes, actorOf(request));
+      const { scopes } = request.body;
+      return idempotent(
+        deps,
+        request,
+        reply,
+        { operation: 'setKeyScopes', keyId, body: request.body },
+        async () => ({ status: 200, body: await keys.setScopes(keyId, scopes, actor) }),
+      );
     },
   );
 
