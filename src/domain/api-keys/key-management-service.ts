@@ -377,14 +377,15 @@ export class KeyManagementService {
 
   /** For good: revoking twice keeps (and audits) only the first. */
   async revoke(keyId: string, actor: Actor): Promise<KeyView> {
+    const wasRevoked = (await this.store.findById(keyId))?.revokedAt !== undefined;
     const now = this.clock.now();
     const audit = this.auditRecord(keyId, 'revoke', actor, {
       revokedAt: { from: null, to: iso(now) },
     });
     if (!(await this.store.revoke(keyId, now, audit))) throw domainErrors.keyNotFound(keyId);
     const view = await this.viewAfterChange(keyId);
-    // Only the revocation that took effect kept its record: the one whose time is the key's.
-    if (view.revokedAt === iso(now)) this.logged(audit);
+    // Only the revocation that took effect kept its record: the first, whose time is the key's.
+    if (!wasRevoked && view.revokedAt === iso(now)) this.logged(audit);
     return view;
   }
 
