@@ -32,6 +32,11 @@ export interface ServiceLog {
   info(details: object, message: string): void;
 }
 
+/** Key audit records as `info` lines of the service log, "key audit", the entry under `audit`. */
+export function loggedAuditLog(log: ServiceLog): AuditLog {
+  return { recorded: (entry) => log.info({ audit: auditLogEntry(entry) }, 'key audit') };
+}
+
 /** Every store and service of one process, built from the configuration in one place. */
 export interface Services {
   readonly config: Config;
@@ -118,11 +123,7 @@ export async function createServices(
 ): Promise<Services> {
   const clock = options.clock ?? systemClock;
   const log = options.log;
-  const auditLog: AuditLog | undefined =
-    options.auditLog ??
-    (log
-      ? { recorded: (entry) => log.info({ audit: auditLogEntry(entry) }, 'key audit') }
-      : undefined);
+  const auditLog = options.auditLog ?? (log ? loggedAuditLog(log) : undefined);
   const metrics = options.metrics ?? createMetrics();
   const owned: Array<{ close(): Promise<void> }> = [];
   const timers: NodeJS.Timeout[] = [];

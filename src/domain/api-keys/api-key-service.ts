@@ -231,7 +231,11 @@ export class ApiKeyService {
       actor: SYSTEM_ACTOR,
     };
     const recorded = await this.store.setBannedUntil(key.id, until, audit);
-    if (recorded) this.auditLog?.recorded(audit);
+    try {
+      if (recorded) this.auditLog?.recorded(audit);
+    } catch {
+      // The ban is stored with its audit record; the log line is only the copy.
+    }
     return recorded;
   }
 
