@@ -5,6 +5,7 @@ import { AdminIdempotency } from './domain/admin-tokens/admin-idempotency.js';
 import { AdminTokenService } from './domain/admin-tokens/admin-token-service.js';
 import { AdmissionService } from './domain/admission/admission-service.js';
 import { ApiKeyService } from './domain/api-keys/api-key-service.js';
+import { type AuditLog, auditLogEntry } from './domain/api-keys/key-audit.js';
 import { KeyManagementService } from './domain/api-keys/key-management-service.js';
 import { KeyUsageCounter } from './domain/api-keys/key-usage-counter.js';
 import { type Clock, MINUTE_MS, systemClock } from './domain/clock.js';
@@ -29,6 +30,11 @@ import { createMetrics, type Metrics } from './telemetry/metrics.js';
 export interface ServiceLog {
   warn(details: object, message: string): void;
   info(details: object, message: string): void;
+}
+
+/** Key audit records as `info` lines of the service log, "key audit", the entry under `audit`. */
+export function loggedAuditLog(log: ServiceLog): AuditLog {
+  return { recorded: (entry) => log.info({ audit: auditLogEntry(entry) }, 'key audit') };
 }
 
 /** Every store and service of one process, built from the configuration in one place. */
@@ -90,6 +96,11 @@ export interface ServiceOptions {
    */
   metrics?: Metrics;
   log?: ServiceLog;
+  /**
+   * Where each committed key audit record is also written (a record outside the database that a
+   * restore does not undo); by default an info line on `log`, named "key audit".
+   */
+  auditLog?: AuditLog;
   /** Spans around the calls of a request to storage and Redis (src/telemetry/tracing.ts). */
   tracing?: Pick<Tracing, 'traceCalls'>;
 }
@@ -112,6 +123,7 @@ export async function createServices(
 ): Promise<Services> {
   const clock = options.clock ?? systemClock;
   const log = options.log;
+  const auditLog = options.auditLog ?? (log ? loggedAuditLog(log) : undefined);
   const metrics = options.metrics ?? createMetrics();
   const owned: Array<{ close(): Promise<void> }> = [];
   const timers: NodeJS.Timeout[] = [];
@@ -185,7 +197,13 @@ export async function createServices(
         return shared === undefined ? clock.now() : Math.floor(shared);
       },
     };
-    const apiKeys = new ApiKeyService(storage.apiKeys, keyClock, config.environment, keyChanges);
+    const apiKeys = new ApiKeyService(
+      storage.apiKeys,
+      keyClock,
+      config.environment,
+      keyChanges,
+      auditLog,
+    );
     // Decorated here, so that storage/ and the Redis stores need know nothing of tracing.
     const tracing = options.tracing;
     const petStore = tracing
@@ -226,9 +244,16 @@ export async function createServices(
     const adminTokens = new AdminTokenService(storage.adminTokens, clock);
     const adminIdempotency = new AdminIdempotency(storage.adminIdempotency, clock);
     const usage = new KeyUsageCounter(storage.keyUsage, clock);
-    const keys = new KeyManagementService(storage, apiKeys, limiter, keyClock, {
-      usageRetentionDays: config.keyLife.usageRetentionDays,
-    });
+    const keys = new KeyManagementService(
+      storage,
+      apiKeys,
+      limiter,
+      keyClock,
+      {
+        usageRetentionDays: config.keyLife.usageRetentionDays,
+      },
+      auditLog,
+    );
     const flushUsage = async () => {
       try {
         await usage.flush();

@@ -13,6 +13,8 @@ export interface CommandContext {
   readonly stdout: Output;
   /** Everything meant for the person at the terminal. */
   readonly stderr: Output;
+  /** Standard input, for a command that reads a file named `-`. */
+  readonly stdin: AsyncIterable<string | Buffer>;
 }
 
 export type Run = (context: CommandContext) => Promise<void>;

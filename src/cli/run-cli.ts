@@ -15,6 +15,7 @@ import {
   type Run,
   UsageError,
 } from './command.js';
+import { cliAuditLog } from './audit-lines.js';
 import { check } from './commands/check.js';
 import { adminTokensCreate } from './commands/admin-tokens-create.js';
 import { adminTokensList } from './commands/admin-tokens-list.js';
@@ -25,6 +26,7 @@ import { keysAudit } from './commands/keys-audit.js';
 import { keysCreate } from './commands/keys-create.js';
 import { keysList } from './commands/keys-list.js';
 import { keysRevoke } from './commands/keys-revoke.js';
+import { keysReplayRevocations } from './commands/keys-replay-revocations.js';
 import { keysRoll } from './commands/keys-roll.js';
 import { keysSetExpiry } from './commands/keys-set-expiry.js';
 import { keysSetPlan } from './commands/keys-set-plan.js';
@@ -60,6 +62,7 @@ const COMMANDS: readonly Command[] = [
   adminTokensRevoke,
   keysUsage,
   keysAudit,
+  keysReplayRevocations,
   seed,
   migrate,
   backup,
@@ -232,8 +235,9 @@ async function runLocal(command: LocalCommand, run: Run, io: CliIo): Promise<num
       // Passed on only when a test gave one: a clock passed in replaces the database's and Redis's
       // shared clocks, and this host's may be wrong (createServices).
       ...(io.clock ? { clock: io.clock } : {}),
+      auditLog: cliAuditLog(config.auditLogFile, stderr),
     });
-    await run({ services, stdout, stderr });
+    await run({ services, stdout, stderr, stdin: io.stdin ?? Readable.from([]) });
   } catch (error) {
     status = EXIT.failure;
     if (error instanceof ConfigError) {

@@ -143,6 +143,11 @@ export interface Config {
   readonly logSampleSuccess: number;
   /** OpenTelemetry traces from the standard OTEL_* variables; undefined, the default, is off. */
   readonly tracing: TracingConfig | undefined;
+  /**
+   * PETSTORE_AUDIT_LOG_FILE: the file the CLI appends its key audit lines to (JSON, one a line);
+   * unset, the default, they go to its standard error. The server logs them with its other lines.
+   */
+  readonly auditLogFile: string | undefined;
 }
 
 /** The OTEL_TRACES_SAMPLER values of the OpenTelemetry specification. */
@@ -570,6 +575,7 @@ function readConfig(env: Env): Config {
     docs: oneOf(env, 'DOCS', ['on', 'off'] as const, 'on') === 'on',
     keyLife: keyLife(env),
     logSampleSuccess: fraction(env, 'LOG_SAMPLE_SUCCESS', 1),
+    auditLogFile: env.PETSTORE_AUDIT_LOG_FILE?.trim() || undefined,
     tracing: section(undefined, () => tracing(env)),
   });
 }

@@ -30,7 +30,7 @@ describe('petstore called wrongly', () => {
     [['keys', 'audit', '--since', 'yesterday'], '--since must be an RFC 3339 time'],
     [
       ['keys'],
-      'petstore: keys needs a subcommand: create, list, set-plan, set-scopes, set-expiry, roll, revoke, unban, usage, audit',
+      'petstore: keys needs a subcommand: create, list, set-plan, set-scopes, set-expiry, roll, revoke, unban, usage, audit, replay-revocations',
     ],
     [['keys', 'rotate'], 'petstore: unknown command "keys rotate"'],
     [['help', 'fly'], 'unknown command "fly"'],

@@ -11,7 +11,7 @@ import type { Scope } from '../../src/domain/api-keys/scopes.js';
 import type { Limits, Plan } from '../../src/domain/rate-limits/plans.js';
 import { buildApp } from '../../src/http/apps/public/public-app.js';
 import { createLogger } from '../../src/telemetry/logging/logger.js';
-import { createServices, type Services } from '../../src/services.js';
+import { createServices, loggedAuditLog, type Services } from '../../src/services.js';
 import { createStorage } from '../../src/storage/create-storage.js';
 import { createMetrics } from '../../src/telemetry/metrics.js';
 import { startTracing } from '../../src/telemetry/tracing.js';
@@ -118,10 +118,13 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     await shared.cleanUp().catch(() => undefined);
     throw error;
   });
+  const logging = logInto(options.logLines, options.logLevel);
   const services = await createServices(config, {
     clock,
     storage: options.wrapStorage ? options.wrapStorage(storage) : storage,
     metrics,
+    // The server's key audit lines (bans) into the same lines; its other service logs stay out.
+    ...(logging.logger ? { auditLog: loggedAuditLog(logging.logger) } : {}),
   });
   const tracing =
     options.tracing === true
@@ -129,7 +132,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
       : undefined;
   const app = await buildApp({
     services,
-    ...logInto(options.logLines, options.logLevel),
+    ...logging,
     ...(tracing ? { tracing } : {}),
   });
   // Keys are made the way the CLI makes them: by other services on the same database, so the

@@ -78,6 +78,13 @@ describe('temporary bans for keys that keep going after a 429', () => {
     expect(logged).toContainEqual(
       expect.objectContaining({ keyId: id, msg: expect.stringMatching(/banned/) }),
     );
+    // Also outside the database, as the key audit line a restore does not undo.
+    expect(logged).toContainEqual(
+      expect.objectContaining({
+        msg: 'key audit',
+        audit: expect.objectContaining({ keyId: id, action: 'ban', actor: { kind: 'system' } }),
+      }),
+    );
     // The ban is recorded with the key, for `keys list` and for restarts.
     const record = await s.storage.apiKeys.findById(id);
     expect(record?.bannedUntil).toBe(s.clock.now() + 120_000);

@@ -4,7 +4,7 @@ import type { ApiKeyStore, KeyChangeNotifier } from '../ports.js';
 import type { Limits, Plan } from '../rate-limits/plans.js';
 import { customLimitsProblem, PLAN_LIMITS } from '../rate-limits/plans.js';
 import type { ApiKeyRecord, KeyEnvironment, NewApiKeyRecord } from './api-key.js';
-import { type AuditRecord, newAuditId, SYSTEM_ACTOR } from './key-audit.js';
+import { type AuditLog, type AuditRecord, newAuditId, SYSTEM_ACTOR } from './key-audit.js';
 import type { SyncOrAsync } from '../sync-or-async.js';
 import { KnownKeyHashes } from './known-key-hashes.js';
 import {
@@ -89,6 +89,8 @@ export class ApiKeyService {
     private readonly environment: KeyEnvironment,
     /** Tells other instances at once of a revoked or unbanned key; their cache is the fallback. */
     private readonly changes?: KeyChangeNotifier,
+    /** Each ban recorded is also written here (a log line outside the database). */
+    private readonly auditLog?: AuditLog,
   ) {
     this.known = new KnownKeyHashes(store);
   }
@@ -213,9 +215,9 @@ export class ApiKeyService {
    * Keeps a ban the rate limiter started, so it outlives a restart and shows in `keys list`;
    * audited as the system's doing, in the same transaction.
    */
-  recordBan(key: ApiKeyRecord, until: number): Promise<boolean> {
+  async recordBan(key: ApiKeyRecord, until: number): Promise<boolean> {
     const now = this.clock.now();
-    return this.store.setBannedUntil(key.id, until, {
+    const audit: AuditRecord = {
       id: newAuditId(),
       at: now,
       keyId: key.id,
@@ -227,7 +229,14 @@ export class ApiKeyService {
         },
       },
       actor: SYSTEM_ACTOR,
-    });
+    };
+    const recorded = await this.store.setBannedUntil(key.id, until, audit);
+    try {
+      if (recorded) this.auditLog?.recorded(audit);
+    } catch {
+      // The ban is stored with its audit record; the log line is only the copy.
+    }
+    return recorded;
   }
 
   /** Forgets every cached key (the store generation changed: src/domain/cache/store-cache.ts). */

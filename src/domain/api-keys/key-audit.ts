@@ -50,3 +50,30 @@ export interface UsageCount {
 export function utcDay(epochMs: number): string {
   return new Date(epochMs).toISOString().slice(0, 10);
 }
+
+/**
+ * Where each committed audit record is also written, outside the database (a log line), so that a
+ * restore from backup does not erase the record of what was done since (`keys replay-revocations`).
+ */
+export interface AuditLog {
+  recorded(entry: AuditRecord): void;
+}
+
+/** The audit record as a log line carries it: the same fields `keys audit --json` prints. */
+export function auditLogEntry(entry: AuditRecord): {
+  id: string;
+  at: string;
+  keyId: string;
+  action: AuditAction;
+  changes: AuditChanges;
+  actor: Actor;
+} {
+  return {
+    id: entry.id,
+    at: new Date(entry.at).toISOString(),
+    keyId: entry.keyId,
+    action: entry.action,
+    changes: entry.changes,
+    actor: entry.actor,
+  };
+}

@@ -19,6 +19,7 @@ import {
   type Actor,
   type AuditAction,
   type AuditChanges,
+  type AuditLog,
   type AuditRecord,
   newAuditId,
   SYSTEM_ACTOR,
@@ -199,6 +200,8 @@ export class KeyManagementService {
     private readonly limiter: Pick<RateLimiter, 'liftBan'>,
     private readonly clock: Clock,
     private readonly settings: KeyLifeSettings,
+    /** Each committed audit record is also written here (a log line outside the database). */
+    private readonly auditLog?: AuditLog,
   ) {
     this.store = stores.apiKeys;
     this.auditStore = stores.keyAudit;
@@ -220,6 +223,7 @@ export class KeyManagementService {
     const scopes = input.scopes === undefined ? ALL_SCOPES : parseScopes(input.scopes);
     const customLimits = limitsOf(input.change);
     const expiresAt = input.expiresAt ?? undefined;
+    let created: AuditRecord | undefined;
     const { record, key } = await this.apiKeys.create(
       {
         plan: input.change.plan,
@@ -229,7 +233,7 @@ export class KeyManagementService {
         scopes,
       },
       (fresh) =>
-        this.auditRecord(fresh.id, 'create', actor, {
+        (created = this.auditRecord(fresh.id, 'create', actor, {
           name: { from: null, to: fresh.label },
           plan: { from: null, to: fresh.plan },
           limits: {
@@ -238,8 +242,9 @@ export class KeyManagementService {
           },
           expiresAt: { from: null, to: iso(fresh.expiresAt) },
           scopes: { from: null, to: [...fresh.scopes] },
-        }),
+        })),
     );
+    if (created !== undefined) this.logged(created);
     return { key: toKeyView(record, this.clock.now()), secret: key };
   }
 
@@ -372,12 +377,16 @@ export class KeyManagementService {
 
   /** For good: revoking twice keeps (and audits) only the first. */
   async revoke(keyId: string, actor: Actor): Promise<KeyView> {
+    const wasRevoked = (await this.store.findById(keyId))?.revokedAt !== undefined;
     const now = this.clock.now();
     const audit = this.auditRecord(keyId, 'revoke', actor, {
       revokedAt: { from: null, to: iso(now) },
     });
     if (!(await this.store.revoke(keyId, now, audit))) throw domainErrors.keyNotFound(keyId);
-    return this.viewAfterChange(keyId);
+    const view = await this.viewAfterChange(keyId);
+    // Only the revocation that took effect kept its record: the first, whose time is the key's.
+    if (!wasRevoked && view.revokedAt === iso(now)) this.logged(audit);
+    return view;
   }
 
   /**
@@ -397,6 +406,7 @@ export class KeyManagementService {
       : undefined;
     const liftedAt = await this.store.liftBan(keyId, this.clock.now(), audit);
     if (liftedAt === undefined) throw domainErrors.keyNotFound(keyId);
+    if (audit !== undefined) this.logged({ ...audit, at: liftedAt });
     // Best effort: a store this process cannot reach (or its own, in memory) is lifted by each
     // server when it reads the key's unban time, within the key cache lifetime.
     await this.limiter.liftBan(keyId).catch(() => undefined);
@@ -462,14 +472,17 @@ export class KeyManagementService {
   async recordEndedBans(limit = 100): Promise<number> {
     const ended = await this.store.endedBans(this.clock.now(), limit);
     for (const { id, bannedUntil } of ended) {
-      await this.store.clearEndedBan(id, bannedUntil, {
+      const audit: AuditRecord = {
         id: `aud_ban_end_${id}_${bannedUntil}`,
         at: bannedUntil,
         keyId: id,
         action: 'ban_end',
         changes: { bannedUntil: { from: iso(bannedUntil), to: null } },
         actor: SYSTEM_ACTOR,
-      });
+      };
+      await this.store.clearEndedBan(id, bannedUntil, audit);
+      // Instances sweeping together may each write the line; its id says it is the same record.
+      this.logged(audit);
       this.apiKeys.forget(id);
     }
     return ended.length;
@@ -505,7 +518,10 @@ export class KeyManagementService {
       const before = await this.existing(keyId);
       const { update, changes } = decide(before);
       const audit = this.auditRecord(keyId, action, actor, changes);
-      if (await this.store.update(keyId, update, audit, before)) return this.viewAfterChange(keyId);
+      if (await this.store.update(keyId, update, audit, before)) {
+        this.logged(audit);
+        return this.viewAfterChange(keyId);
+      }
     }
     // The last read found the key, so it is there unless it was deleted since: say which.
     await this.existing(keyId);
@@ -518,6 +534,15 @@ export class KeyManagementService {
     await this.apiKeys.announce(keyId);
     const record = await this.existing(keyId);
     return toKeyView(record, this.clock.now());
+  }
+
+  /** A log line must never fail the change it records, which is already committed. */
+  private logged(audit: AuditRecord): void {
+    try {
+      this.auditLog?.recorded(audit);
+    } catch {
+      // The database keeps the record; the line is the copy.
+    }
   }
 
   private auditRecord(

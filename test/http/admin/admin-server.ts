@@ -40,11 +40,14 @@ export interface AdminResponse {
 
 export async function startAdminServer(options: ServerOptions = {}): Promise<AdminTestServer> {
   const pets = await startServer(options);
-  const services = await createServices(pets.config, { clock: pets.clock, storage: pets.storage });
-  const app = await buildAdminApp({
-    services,
-    ...logInto(options.logLines),
+  // One logger for the app and its services, as server-main.ts wires them (key audit lines too).
+  const logging = logInto(options.logLines);
+  const services = await createServices(pets.config, {
+    clock: pets.clock,
+    storage: pets.storage,
+    ...(logging.logger ? { log: logging.logger } : {}),
   });
+  const app = await buildAdminApp({ services, ...logging });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = app.server.address() as AddressInfo;
   return {
