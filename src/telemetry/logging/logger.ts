@@ -152,18 +152,27 @@ type Method = (...args: unknown[]) => unknown;
 export const LOG_FLUSH_MS = 100;
 
 /**
- * Standard output through pino's asynchronous destination (sonic-boom): lines are buffered until
- * 4 KiB wait, then written together off the request path, and flushed every LOG_FLUSH_MS so an idle
- * server's lines are not held back; pino flushes what is left when the process exits. Past 16 MiB
- * unwritten (a reader that stopped reading), lines are dropped rather than memory grown.
+ * Standard output through pino's destination (sonic-boom), written synchronously once 1 KiB of
+ * lines wait (as Node writes its own stdout to a pipe on Linux), and flushed every LOG_FLUSH_MS so
+ * an idle server's lines are not held back. Asynchronous writes hand each batch to the thread
+ * pool, which cost a quarter more CPU per request (bench/results/2026-11-29-request-path.md); a
+ * reader that stops reading stops the process, as it would stop `console.log`.
  */
 export function stdoutDestination(): DestinationStream {
   const destination = pino.destination({
     dest: 1,
-    sync: false,
-    minLength: 4096,
-    maxLength: 16 * 1024 * 1024,
+    sync: true,
+    minLength: 1024,
+    periodicFlush: LOG_FLUSH_MS,
   });
-  setInterval(() => destination.flush(), LOG_FLUSH_MS).unref();
+  // pino flushes an asynchronous destination when the process exits, not a synchronous one that
+  // buffers: the last lines (the shutdown's) are written here.
+  process.once('exit', () => {
+    try {
+      destination.flushSync();
+    } catch {
+      // Standard output is gone (a closed pipe): nothing left to write to.
+    }
+  });
   return destination;
 }
