@@ -97,13 +97,13 @@ export const config = defineConfig(async (): Promise<ViteUserConfig> => {
       // Kills, at the end of the run, any process a test started and left running.
       globalSetup: ['test/global-setup.ts'],
       // Most files wait (on server processes, PostgreSQL, Redis, timers) far more than they
-      // compute: alone, the longest use 2 to 12 s of CPU in 15 to 30 s. 4 at a time keep the 2
-      // cores of this machine about 80% busy where 2 left them half idle (vitest's default, one
-      // fewer than the cores, would run every file in turn). Files share a worker's modules
-      // (isolate: false): importing Fastify and the app again for each of 150 files cost more
-      // than a third of the run; each file builds its own app, registry and storage, restores
-      // what it stubs, and none keeps module state another file reads.
-      maxWorkers: 4,
+      // compute: alone, the longest use 2 to 12 s of CPU in 15 to 60 s. 6 at a time keep the 2
+      // cores of this machine busy where 4 left them partly idle (vitest's default, one fewer
+      // than the cores, would run every file in turn). Files share
+      // a worker's modules (isolate: false): importing Fastify and the app again for each of 200
+      // files cost more than a third of the run; each file builds its own app, registry and
+      // storage, restores what it stubs, and none keeps module state another file reads.
+      maxWorkers: 6,
       isolate: false,
       sequence: { sequencer: LongestFirst },
       experimental: {
