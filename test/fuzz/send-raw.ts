@@ -1,8 +1,16 @@
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { rawConnect } from '../helpers/raw-http.js';
 import type { Answer } from './checks.js';
 
 /** How long a case waits for the server to answer and close before it counts as a hang. */
 const ANSWER_WITHIN_MS = 10_000;
+
+/** A body as the client reads it: a br or gzip answer (the fuzzer may accept them) decoded. */
+function decoded(bytes: Buffer, encoding: string | undefined): Buffer {
+  if (encoding === 'br') return brotliDecompressSync(bytes);
+  if (encoding === 'gzip') return gunzipSync(bytes);
+  return bytes;
+}
 
 /**
  * The answers in what a server sent on one connection (latin1), framed by Content-Length or
@@ -45,7 +53,7 @@ export function parseAnswers(received: string, head: boolean): Answer[] {
     answers.push({
       status,
       headers,
-      body: Buffer.from(body, 'latin1').toString('utf8'),
+      body: decoded(Buffer.from(body, 'latin1'), headers['content-encoding']).toString('utf8'),
       ...(head ? { head } : {}),
     });
     // An interim answer (100 Continue) is followed by the final one.
