@@ -204,12 +204,15 @@ describe('fuzzing with a key that is never rate-limited', () => {
             problems.push(...errorProblems(answer));
           }
           const [first] = answers;
+          // A conditional GET (If-None-Match: *) may be answered 304 where a 200 is expected.
+          const conditional = /\r\nif-none-match:/i.test(Buffer.from(c.bytes).toString('latin1'));
           if (
             first &&
             c.expected &&
             !c.expected.answers.some(
               (a) =>
-                a.status === first.status &&
+                (a.status === first.status ||
+                  (conditional && a.status === 200 && first.status === 304)) &&
                 (a.code === undefined || first.head || a.code === codeOf(first)),
             )
           ) {
