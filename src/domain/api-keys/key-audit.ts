@@ -10,16 +10,20 @@ export type Actor =
 
 export const SYSTEM_ACTOR: Actor = Object.freeze({ kind: 'system' });
 
-export type AuditAction =
-  | 'create'
-  | 'set_plan'
-  | 'set_scopes'
-  | 'set_expiry'
-  | 'roll'
-  | 'revoke'
-  | 'unban'
-  | 'ban'
-  | 'ban_end';
+/** Every kind of key change the audit trail records, named once (storage and the admin API read it). */
+export const AUDIT_ACTIONS = [
+  'create',
+  'set_plan',
+  'set_scopes',
+  'set_expiry',
+  'roll',
+  'revoke',
+  'unban',
+  'ban',
+  'ban_end',
+] as const;
+
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 /** Old and new value of each field a change touched; never a secret or a hash. */
 export type AuditChanges = Record<string, { from: unknown; to: unknown }>;

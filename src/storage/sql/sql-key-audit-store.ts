@@ -1,19 +1,14 @@
 import type { Kysely } from 'kysely';
-import type { Actor, AuditAction, AuditRecord } from '../../domain/api-keys/key-audit.js';
+import {
+  type Actor,
+  AUDIT_ACTIONS,
+  type AuditAction,
+  type AuditRecord,
+} from '../../domain/api-keys/key-audit.js';
 import type { KeyAuditStore } from '../../domain/ports.js';
 import { type Database, toNumber } from './database.js';
 
-const ACTIONS: ReadonlySet<string> = new Set<AuditAction>([
-  'create',
-  'set_plan',
-  'set_scopes',
-  'set_expiry',
-  'roll',
-  'revoke',
-  'unban',
-  'ban',
-  'ban_end',
-]);
+const ACTIONS: ReadonlySet<string> = new Set<AuditAction>(AUDIT_ACTIONS);
 
 /**
  * Reads the audit trail. Deliberately no write method: records are appended by the key store in

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { AUDIT_ACTIONS } from '../../../domain/api-keys/key-audit.js';
 import { KEY_LIST_LIMIT, KEY_SORTS, KEY_STATES } from '../../../domain/api-keys/key-listing.js';
 import { SCOPES } from '../../../domain/api-keys/scopes.js';
 import { MAX_CUSTOM_LIMIT, type Plan, PLANS } from '../../../domain/rate-limits/plans.js';
@@ -137,19 +138,7 @@ export const AuditSchema = Type.Array(
       id: Type.String(),
       at: Type.String({ format: 'date-time' }),
       keyId: Type.String(),
-      action: Type.Union(
-        [
-          'create',
-          'set_plan',
-          'set_scopes',
-          'set_expiry',
-          'roll',
-          'revoke',
-          'unban',
-          'ban',
-          'ban_end',
-        ].map((a) => Type.Literal(a)),
-      ),
+      action: Type.Union(AUDIT_ACTIONS.map((a) => Type.Literal(a))),
       changes: Type.Record(
         Type.String(),
         Type.Object({ from: Type.Unknown(), to: Type.Unknown() }, { additionalProperties: false }),
