@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { type Answered, AnswerRecorder } from '../../src/http/answers/answer-recorder.js';
 import { createLogger } from '../../src/telemetry/logging/logger.js';
@@ -67,6 +68,47 @@ describe('the record of an answer', () => {
     });
     // A matched route is named by its template, never by the URL a client sent.
     expect(line).not.toHaveProperty('url');
+  });
+
+  it('writes each route’s method and template on its lines, whichever answered before', () => {
+    const { recording, lines } = recorder();
+    recording.answered(request, answered());
+    recording.answered(request, answered({ method: 'HEAD' }));
+    recording.answered(request, answered({ route: '/v1/pets', operation: 'listPets' }));
+    recording.answered(request, answered({ method: 'HEAD' }));
+    const parsed = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(parsed.map(({ method, route }) => `${String(method)} ${String(route)}`)).toEqual([
+      'GET /v1/pets/{petId}',
+      'HEAD /v1/pets/{petId}',
+      'GET /v1/pets',
+      'HEAD /v1/pets/{petId}',
+    ]);
+    // The same fields as one object: the message last, no field twice.
+    for (const line of lines) {
+      const names = [...line.matchAll(/"([a-zA-Z]+)":/g)].map((m) => m[1]);
+      expect(new Set(names).size).toBe(names.length);
+      expect(names.at(-1)).toBe('msg');
+    }
+  });
+
+  it('writes every field of the line through the logger’s redaction, the route’s too', () => {
+    const lines: string[] = [];
+    const logger = pino(
+      { redact: { paths: ['route', 'method', 'keyId'], censor: '[redacted]' } },
+      { write: (line: string) => void lines.push(line) },
+    );
+    const recording = new AnswerRecorder({ logger, sampleSuccess: 1 });
+    recording.answered(request, answered());
+    recording.answered(request, answered());
+    for (const line of lines) {
+      expect(JSON.parse(line)).toMatchObject({
+        method: '[redacted]',
+        route: '[redacted]',
+        keyId: '[redacted]',
+        requestId: 'rec-1',
+      });
+    }
+    expect(lines).toHaveLength(2);
   });
 
   it('logs the URL of an unmatched request without query values other than the interface’s, and masks keys', () => {
