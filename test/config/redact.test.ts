@@ -106,4 +106,18 @@ describe('API keys in a logged path', () => {
     expect(twice).toContain('%255F');
     expect(scrubKeys(`/v1/pets/${twice}`)).not.toContain('A1b2C3d4E5A1b2');
   });
+
+  it('are masked in a message, alone or after the fields, and the arguments after it are kept', () => {
+    const { lines, logger } = capturedLogger();
+    const key = `pa_live_${'A1b2C3d4E5'.repeat(3)}abcdef`;
+    logger.warn(`no route for /v1/${key}`);
+    logger.info({ requestId: 'scrub-1' }, `no route for /v1/${key} (%s)`, 'GET');
+    expect(lines.join('')).not.toContain('A1b2C3d4E5A1b2');
+    const [alone, withFields] = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(alone?.msg).toBe('no route for /v1/pa_live_[redacted]');
+    expect(withFields).toMatchObject({
+      requestId: 'scrub-1',
+      msg: 'no route for /v1/pa_live_[redacted] (GET)',
+    });
+  });
 });

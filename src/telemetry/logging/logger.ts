@@ -102,13 +102,14 @@ export function createLogger(options: {
     },
     hooks: {
       // Messages may quote what a client sent (a path in a 404); keys are masked in all of them.
+      // The message is replaced in place: the array is this call's own (pino gathers it per call),
+      // so a line costs no copies of its arguments.
       logMethod(args, method) {
-        const [first, ...rest] = args;
-        if (typeof first === 'string') return method.apply(this, [scrubKeys(first), ...rest]);
-        const [message, ...more] = rest;
-        if (typeof message === 'string') {
-          return method.apply(this, [first, scrubKeys(message), ...(more as unknown[])]);
-        }
+        const list = args as unknown[];
+        const first = list[0];
+        const second = list[1];
+        if (typeof first === 'string') list[0] = scrubKeys(first);
+        else if (typeof second === 'string') list[1] = scrubKeys(second);
         return method.apply(this, args);
       },
     },
