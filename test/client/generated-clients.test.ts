@@ -118,8 +118,8 @@ async function generate(generator: Generator, dir: string, address: string): Pro
 }
 
 /**
- * Compiles the generated code and the calls beside it with the strict settings of
- * packages/client (no DOM-less Node types: these clients run in browsers too), to JavaScript.
+ * Compiles the generated code and the calls beside it to JavaScript, with the strict settings of
+ * packages/client: DOM types and no Node ones, since these clients run in browsers too.
  */
 async function compile(dir: string): Promise<void> {
   writeFileSync(join(dir, 'package.json'), '{ "type": "module" }\n');

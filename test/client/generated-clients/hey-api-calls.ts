@@ -4,7 +4,7 @@
  * code; not part of the repository's own build (tsconfig.json leaves it out).
  */
 import { createClient } from './hey-api/client/index.js';
-import { createPet, getPet, listPets, type Pet } from './hey-api/index.js';
+import { type CreatePetData, createPet, getPet, listPets, type Pet } from './hey-api/index.js';
 import { type CallsInput, type CallsResult, MAX_PAGES, nextCursor } from './calls.js';
 
 function present<T>(value: T | undefined, what: string): T {
@@ -15,11 +15,13 @@ function present<T>(value: T | undefined, what: string): T {
 export async function calls(input: CallsInput): Promise<CallsResult> {
   // The generated operations name the bearer scheme; the client sends `auth` as its token.
   const client = createClient({ baseUrl: input.baseUrl, auth: input.apiKey });
+  // Typed by the operation's own headers: the client would send any header, declared or not.
+  const headers: CreatePetData['headers'] = { 'idempotency-key': input.idempotencyKey };
   const create = () =>
     createPet({
       client,
       body: { name: input.name, categoryId: input.categoryId, status: 'available' },
-      headers: { 'idempotency-key': input.idempotencyKey },
+      headers,
     });
   const first = await create();
   const again = await create();
