@@ -34,7 +34,8 @@ export interface RevertibleStorage extends Storage {
   migrateDown(): Promise<string[]>;
 }
 
-function keyRecord(id: string, createdAt: number): NewApiKeyRecord {
+/** A key record named by `id`, whose hash follows from it (the storage tests' own keys). */
+export function keyRecord(id: string, createdAt: number): NewApiKeyRecord {
   return {
     id,
     label: id,

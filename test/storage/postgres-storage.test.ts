@@ -1,8 +1,7 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import type { NewApiKeyRecord } from '../../src/domain/api-keys/api-key.js';
 import { DependencyUnavailableError } from '../../src/domain/errors.js';
 import type { IdempotencyScope, Storage } from '../../src/domain/ports.js';
 import { createStorage } from '../../src/storage/create-storage.js';
@@ -21,7 +20,7 @@ import {
   withPort,
 } from '../helpers/postgres.js';
 import { closedPort, startSilentServer, startTcpProxy } from '../helpers/tcp-proxy.js';
-import { describeMigrationContract } from './migration-contract.js';
+import { describeMigrationContract, keyRecord } from './migration-contract.js';
 import { describeStorageContract } from './storage-contract.js';
 import { scaled } from '../helpers/machine.js';
 
@@ -29,18 +28,6 @@ const INT64_MAX = 9223372036854775807n;
 const MIGRATION_NAMES = Object.keys(POSTGRES_MIGRATIONS).sort();
 /** Slack for timers, the event loop and a loaded test machine, on top of the configured timeouts. */
 const MARGIN_MS = 1_000;
-
-function keyRecord(id: string, createdAt: number): NewApiKeyRecord {
-  return {
-    id,
-    label: id,
-    plan: 'free',
-    scopes: ['pets:read', 'pets:write'],
-    hash: createHash('sha256').update(id).digest('hex'),
-    displayPrefix: 'pa_live_xxxx',
-    createdAt,
-  };
-}
 
 function quote(name: string): string {
   return pg.escapeIdentifier(name);

@@ -1,14 +1,12 @@
-import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import type { NewApiKeyRecord } from '../../src/domain/api-keys/api-key.js';
 import { DependencyUnavailableError } from '../../src/domain/errors.js';
 import { createStorage } from '../../src/storage/create-storage.js';
 import { createSqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js';
-import { describeMigrationContract, MIGRATIONS } from './migration-contract.js';
+import { describeMigrationContract, keyRecord, MIGRATIONS } from './migration-contract.js';
 import { describeStorageContract } from './storage-contract.js';
 import { scaled } from '../helpers/machine.js';
 
@@ -23,18 +21,6 @@ function tempPath(): string {
 afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
-
-function keyRecord(id: string, createdAt: number): NewApiKeyRecord {
-  return {
-    id,
-    label: id,
-    plan: 'free',
-    scopes: ['pets:read', 'pets:write'],
-    hash: createHash('sha256').update(id).digest('hex'),
-    displayPrefix: 'pa_live_xxxx',
-    createdAt,
-  };
-}
 
 describeStorageContract('sqlite :memory:', () =>
   createStorage({ kind: 'sqlite', path: ':memory:' }, { migrate: true }),
