@@ -183,6 +183,24 @@ export default tseslint.config(
     },
   },
   {
+    // The bench is built by tsconfig.bench.json (src and bench only) and runs without a test runner.
+    files: ['bench/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['vitest', 'vitest/*', '**/test/**'],
+              message:
+                'bench/ runs without vitest; what a test and the bench share lives in bench/ (the tests run it from there).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['src/**/*.ts'],
     ignores: ['src/config/**'],
     rules: {

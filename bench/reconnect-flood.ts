@@ -2,7 +2,8 @@
  * `npm run bench:reconnect-flood`: how a pipelined flood that reconnects after each close slows
  * other clients, with PIPELINE_PENALTY_SECONDS off (0) and at its default, against no flood.
  * Sequential probes from 127.0.0.1 (/healthz, and a keyed GET /v1/pets?limit=1) every 50 ms while
- * a flood client (reconnect-flood-client.ts) pipelines from 127.0.0.3. Prints a Markdown table.
+ * a flood client (pipelined-flood-client.ts --reconnect) pipelines from 127.0.0.3. Prints a
+ * Markdown table.
  *
  * Options: --seconds N (per scenario, default 15), --connections N (flood, default 32),
  * --depth N (requests per write, default 2000), --out FILE (also write the table there).
@@ -16,7 +17,7 @@ import { Agent, request } from 'node:http';
 import { loadAverage } from './proc.js';
 import { createKey, runningServers, seedPets, sqliteStorage, startService } from './servers.js';
 
-const FLOOD = fileURLToPath(new URL('./reconnect-flood-client.js', import.meta.url));
+const FLOOD = fileURLToPath(new URL('./pipelined-flood-client.js', import.meta.url));
 
 function option(name: string, fallback: number): number {
   const at = process.argv.indexOf(`--${name}`);
@@ -74,9 +75,13 @@ async function scenario(
   const keyed: number[] = [];
   let floodOpened: number | undefined;
   const child = flood
-    ? spawn(process.execPath, [FLOOD, port, String(connections), String(depth), String(seconds)], {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      })
+    ? spawn(
+        process.execPath,
+        [FLOOD, port, String(connections), String(depth), String(seconds), '--reconnect'],
+        {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        },
+      )
     : undefined;
   // Taken now: the flood may end before the probes do.
   const floodEnded = child ? new Promise((resolve) => child.once('exit', resolve)) : undefined;

@@ -8,8 +8,10 @@
 #   npm run cluster -- --install   # may install HAProxy with apt-get (else it asks, or refuses)
 #   PORT=9000 DATABASE_URL=postgres://... REDIS_URL=redis://... npm run cluster -- 4
 #
-# Logs go to a folder named at start and at exit, and kept: $CLUSTER_LOGS/<UTC time>/ (default
-# ./cluster-logs/...), with instance-N.log, haproxy.log and the haproxy.cfg used.
+# HAProxy listens on PORT (default 8080); instance i serves the pet API on PORT + i and its
+# operations listener (OPS_PORT: /readyz, which HAProxy checks, /healthz, /metrics) on
+# PORT + N + i. Logs go to a folder named at start and at exit, and kept: $CLUSTER_LOGS/<UTC time>/
+# (default ./cluster-logs/...), with instance-N.log, haproxy.log and the haproxy.cfg used.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -76,16 +78,17 @@ stop() {
 trap 'stop; exit 0' INT TERM
 trap stop EXIT
 
-# Runs instance $1 on port $2 and starts it again whenever it exits: after 1 s, doubling up to
-# 16 s while it keeps exiting within a minute of its start. SIGTERM stops the instance and the loop.
+# Runs instance $1 on port $2 (operations listener on $3) and starts it again whenever it exits:
+# after 1 s, doubling up to 16 s while it keeps exiting within a minute of its start. SIGTERM
+# stops the instance and the loop.
 supervise() {
-  local i=$1 instance_port=$2 delay=1 child="" started status
+  local i=$1 instance_port=$2 ops_port=$3 delay=1 child="" started status
   trap '[ -z "$child" ] || kill -TERM "$child" 2>/dev/null; [ -z "$child" ] || wait "$child"; exit 0' TERM
   while :; do
     started=$SECONDS
-    PORT=$instance_port node dist/main.js >>"$logs/instance-$i.log" 2>&1 &
+    PORT=$instance_port OPS_PORT=$ops_port node dist/main.js >>"$logs/instance-$i.log" 2>&1 &
     child=$!
-    echo "cluster: instance $i started (pid $child, port $instance_port)" >&2
+    echo "cluster: instance $i started (pid $child, port $instance_port, ops port $ops_port)" >&2
     status=0
     wait "$child" || status=$?
     child=""
@@ -100,13 +103,14 @@ supervise() {
 # Migrations once, up front (instances starting together would also apply them once, under a lock).
 node dist/cli/main.js migrate
 
-# The project's HAProxy setup (health checks on /readyz matched to the instances' drain on SIGTERM).
-ports=()
-for i in $(seq 1 "$count"); do ports+=($((port + i))); done
-scripts/haproxy-config.sh "$port" "${ports[@]}" >"$logs/haproxy.cfg"
+# The project's HAProxy setup (health checks on /readyz matched to the instances' drain on SIGTERM,
+# the service's Error body for what HAProxy answers itself).
+instances=()
+for i in $(seq 1 "$count"); do instances+=("$((port + i)):$((port + count + i))"); done
+scripts/haproxy-config.sh "$port" "${instances[@]}" >"$logs/haproxy.cfg"
 
 for i in $(seq 1 "$count"); do
-  supervise "$i" $((port + i)) &
+  supervise "$i" $((port + i)) $((port + count + i)) &
   pids+=($!)
 done
 for i in $(seq 1 "$count"); do
@@ -132,7 +136,7 @@ node -e '
   })();
 ' "http://127.0.0.1:$port/readyz"
 key=$(node dist/cli/main.js keys create --plan pro --name "cluster $(date -u +%FT%TZ)" 2>/dev/null | tail -n 1)
-echo "cluster: $count instances (ports $((port + 1))-$((port + count))) behind $PUBLIC_BASE_URL"
+echo "cluster: $count instances (ports $((port + 1))-$((port + count)), ops ports $((port + count + 1))-$((port + 2 * count))) behind $PUBLIC_BASE_URL"
 echo "cluster: PostgreSQL $DATABASE_URL, Redis $REDIS_URL; logs in $logs"
 echo "cluster: a pro-plan key for trying it: $key"
 echo "cluster: Ctrl-C stops everything"

@@ -48,7 +48,7 @@ function flood(port: number): Promise<{ opened: number; closedByServer: number }
   const client = spawn(
     process.execPath,
     [
-      join(REPO_ROOT, 'test/helpers/pipelined-flood-client.ts'),
+      join(REPO_ROOT, 'bench/pipelined-flood-client.ts'),
       String(port),
       String(CONNECTIONS),
       String(DEPTH),

@@ -13,6 +13,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { DEPLOY_DIR } from '../deploy/manifests.js';
 import { freePortBlock, REPO_ROOT } from '../helpers/server-process.js';
 import { haproxyInstalled, requireService } from '../helpers/services.js';
 import { ownSharedBackends } from '../helpers/shared-backends.js';
@@ -54,6 +55,7 @@ async function until(
 
 interface Cluster {
   script: ChildProcess;
+  /** HAProxy's; instance i serves on port + i, its operations listener on port + count + i. */
   port: number;
   key: string;
   /** The logs folder the script named at start. */
@@ -79,8 +81,8 @@ describe.runIf(ready && (haproxyInstalled() || process.env.CI === 'true'))(SUITE
   async function startCluster(count: number, env: Record<string, string> = {}): Promise<Cluster> {
     const backends = await ownSharedBackends();
     cleanUps.push(backends.cleanUp);
-    // HAProxy on port, instance i on port + i.
-    const port = await freePortBlock(count + 1);
+    // HAProxy on port, instance i on port + i, its operations listener on port + count + i.
+    const port = await freePortBlock(2 * count + 1);
     const script = spawn('bash', ['scripts/cluster.sh', String(count)], {
       cwd: REPO_ROOT,
       env: {
@@ -129,12 +131,15 @@ describe.runIf(ready && (haproxyInstalled() || process.env.CI === 'true'))(SUITE
       expect(res.headers.get('x-ratelimit-remaining')).toBe(String(300 - i - 1));
     }
     expect(statuses).toEqual([200, 200, 200, 200, 200, 200]);
-    expect(await portAnswers(port + 1)).toBe(true);
-    expect(await portAnswers(port + 2)).toBe(true);
+    for (const p of [port + 1, port + 2, port + 3, port + 4]) {
+      expect(await portAnswers(p), String(p)).toBe(true);
+    }
 
     script.kill('SIGINT');
     expect(await exited).toBe(0);
-    for (const p of [port, port + 1, port + 2]) expect(await portAnswers(p), String(p)).toBe(false);
+    for (const p of [port, port + 1, port + 2, port + 3, port + 4]) {
+      expect(await portAnswers(p), String(p)).toBe(false);
+    }
   }, 120_000);
 
   it('restarts an instance killed with SIGKILL, serves through it again, and keeps the logs after SIGTERM', async () => {
@@ -196,7 +201,9 @@ describe.runIf(ready && (haproxyInstalled() || process.env.CI === 'true'))(SUITE
 
     script.kill('SIGTERM');
     expect(await exited).toBe(0);
-    for (const p of [port, port + 1, port + 2]) expect(await portAnswers(p), String(p)).toBe(false);
+    for (const p of [port, port + 1, port + 2, port + 3, port + 4]) {
+      expect(await portAnswers(p), String(p)).toBe(false);
+    }
     expect(output()).toContain(`cluster: logs kept in ${logs}`);
     expect(readdirSync(logs).sort()).toEqual([
       'haproxy.cfg',
@@ -207,6 +214,99 @@ describe.runIf(ready && (haproxyInstalled() || process.env.CI === 'true'))(SUITE
     // Every run of instance 1 is in its log, one after the other: the restart appended to it.
     const runs = readFileSync(instanceLog, 'utf8').match(/Pet Adoption Service listening/g) ?? [];
     expect(runs.length).toBeGreaterThanOrEqual(2);
+  }, 150_000);
+
+  it('checks /readyz on the ops port, takes out an instance whose /readyz fails, and answers the JSON Error body when none is left', async () => {
+    // A SIGTERM makes an instance answer /readyz 503 on both listeners while it still serves, for
+    // DRAIN_SECONDS: long here, so that only the checks can be what takes it out. HAProxy checks
+    // every 250 ms, so that it sees the failures sooner.
+    const { script, port, key, logs, output, exited } = await startCluster(2, {
+      LOG_LEVEL: 'debug',
+      HAPROXY_INTER: '250ms',
+      DRAIN_SECONDS: '60',
+    });
+    const log = (name: string) => readFileSync(join(logs, name), 'utf8');
+    const withLogs = () =>
+      ['haproxy.log', 'instance-1.log', 'instance-2.log']
+        .map((name) => `--- ${name} ---\n${log(name)}`)
+        .join('\n');
+    const served = (i: number) =>
+      log(`instance-${i}.log`)
+        .split('\n')
+        .filter((line) => line.includes('"url":"/v1/pets"')).length;
+    const get = (url: string) =>
+      fetch(url, { headers: { authorization: `Bearer ${key}` } }).then(async (res) => ({
+        status: res.status,
+        headers: res.headers,
+        body: await res.text(),
+      }));
+    const pid = (i: number) =>
+      Number(
+        [...output().matchAll(new RegExp(`instance ${i} started \\(pid (\\d+)`, 'g'))].at(-1)?.[1],
+      );
+
+    // Each instance's checks arrive on its operations listener, not on the pet API's port.
+    for (const i of [1, 2]) {
+      await until(
+        `a health check on instance ${i}'s ops port`,
+        () => /"listener":"ops".*"url":"\/readyz"/.test(log(`instance-${i}.log`)),
+        15_000,
+        withLogs,
+      );
+    }
+
+    process.kill(pid(1), 'SIGTERM');
+    await until(
+      'HAProxy taking instance 1 out',
+      () => log('haproxy.log').includes('instances/instance1 is DOWN'),
+      30_000,
+      withLogs,
+    );
+    // Out of the rotation, not gone: it answers 503 on /readyz and still serves when asked itself.
+    expect((await get(`http://127.0.0.1:${port + 3}/readyz`)).status).toBe(503);
+    const direct = served(1);
+    expect((await get(`http://127.0.0.1:${port + 1}/v1/pets`)).status).toBe(200);
+    await until(
+      'instance 1 logging the request sent to it',
+      () => served(1) > direct,
+      10_000,
+      withLogs,
+    );
+    const [first, second] = [served(1), served(2)];
+    const statuses: number[] = [];
+    for (let n = 0; n < 6; n++)
+      statuses.push((await get(`http://127.0.0.1:${port}/v1/pets`)).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 200]);
+    await until(
+      'instance 2 logging the 6 requests',
+      () => served(2) >= second + 6,
+      10_000,
+      withLogs,
+    );
+    expect(served(1)).toBe(first);
+
+    process.kill(pid(2), 'SIGTERM');
+    await until(
+      'HAProxy taking instance 2 out',
+      () => log('haproxy.log').includes('instances/instance2 is DOWN'),
+      30_000,
+      withLogs,
+    );
+    // No instance is ready: HAProxy answers by itself, with the shipped errorfile.
+    const shipped = readFileSync(join(DEPLOY_DIR, 'haproxy', 'errors', '503.http'), 'latin1');
+    const refusal = await get(`http://127.0.0.1:${port}/v1/pets`);
+    expect(refusal.status).toBe(503);
+    expect(refusal.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(refusal.headers.get('retry-after')).toBe('5');
+    expect(refusal.body).toBe(shipped.slice(shipped.indexOf('\r\n\r\n') + 4));
+    expect(JSON.parse(refusal.body)).toMatchObject({ code: 'unavailable', status: 503 });
+
+    // A second SIGTERM (from the script's own stop) cuts the instances' drain short.
+    script.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    for (const p of [port, port + 1, port + 2, port + 3, port + 4]) {
+      expect(await portAnswers(p), String(p)).toBe(false);
+    }
   }, 150_000);
 });
 

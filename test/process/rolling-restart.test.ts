@@ -13,7 +13,7 @@ import { testRunEnv } from '../helpers/test-run.js';
  * A rolling deploy as an operator runs one: three instances on PostgreSQL + Redis behind HAProxy
  * with the project's configuration (scripts/haproxy-config.sh), under steady load from a bounded
  * client; each instance in turn gets SIGTERM, and once it has exited a replacement starts on its
- * port. Not one request may fail: no connection error, no answer that is not JSON, no 5xx.
+ * ports (the pet API's, and the operations listener's that HAProxy checks). Not one request may fail: no connection error, no answer that is not JSON, no 5xx.
  * The drain and the health checks are shortened in proportion (DRAIN_SECONDS=2, inter 500ms
  * fall 2) so the run stays bounded. Runs the built server (npm run build first).
  */
@@ -32,6 +32,8 @@ if (ready && !haproxyInstalled() && process.env.CI !== 'true') {
 interface Instance {
   child: ChildProcess;
   port: number;
+  /** Its operations listener (OPS_PORT), where HAProxy checks /readyz. */
+  opsPort: number;
   output: () => string;
   exited: Promise<number | null>;
 }
@@ -49,7 +51,11 @@ describe.runIf(ready && (haproxyInstalled() || process.env.CI === 'true'))(SUITE
     for (const cleanUp of cleanUps) await cleanUp();
   });
 
-  async function startInstance(port: number, env: Record<string, string>): Promise<Instance> {
+  async function startInstance(
+    port: number,
+    opsPort: number,
+    env: Record<string, string>,
+  ): Promise<Instance> {
     const child = spawn('node', ['dist/main.js'], {
       cwd: REPO_ROOT,
       env: {
@@ -57,6 +63,7 @@ describe.runIf(ready && (haproxyInstalled() || process.env.CI === 'true'))(SUITE
         ...testRunEnv(),
         ...testRunEnv(),
         PORT: String(port),
+        OPS_PORT: String(opsPort),
         ...env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -73,7 +80,7 @@ describe.runIf(ready && (haproxyInstalled() || process.env.CI === 'true'))(SUITE
       }
       await new Promise((r) => setTimeout(r, 50));
     }
-    return { child, port, output: () => output, exited };
+    return { child, port, opsPort, output: () => output, exited };
   }
 
   /** One request through HAProxy; a failure is described, anything else counted. */
@@ -175,18 +182,29 @@ describe.runIf(ready && (haproxyInstalled() || process.env.CI === 'true'))(SUITE
     expect(key).toMatch(/^pa_live_/);
 
     const ports = [await freePort(), await freePort(), await freePort()];
-    const instances = await Promise.all(ports.map((port) => startInstance(port, env)));
+    const opsPorts = [await freePort(), await freePort(), await freePort()];
+    const instances = await Promise.all(
+      ports.map((port, i) => startInstance(port, opsPorts[i] ?? 0, env)),
+    );
     const front = await freePort();
     const dir = mkdtempSync(join(tmpdir(), 'petstore-rolling-'));
     cleanUps.push(() => rmSync(dir, { recursive: true, force: true }));
     const cfg = join(dir, 'haproxy.cfg');
     writeFileSync(
       cfg,
-      execFileSync('bash', ['scripts/haproxy-config.sh', String(front), ...ports.map(String)], {
-        cwd: REPO_ROOT,
-        env: { PATH: process.env.PATH ?? '', ...testRunEnv(), ...HAPROXY },
-        encoding: 'utf8',
-      }),
+      execFileSync(
+        'bash',
+        [
+          'scripts/haproxy-config.sh',
+          String(front),
+          ...ports.map((port, i) => `${port}:${opsPorts[i]}`),
+        ],
+        {
+          cwd: REPO_ROOT,
+          env: { PATH: process.env.PATH ?? '', ...testRunEnv(), ...HAPROXY },
+          encoding: 'utf8',
+        },
+      ),
     );
     const haproxy = spawn('haproxy', ['-f', cfg, '-db'], { stdio: 'ignore' });
     processes.push(haproxy);
@@ -208,7 +226,7 @@ describe.runIf(ready && (haproxyInstalled() || process.env.CI === 'true'))(SUITE
     for (const [i, old] of instances.entries()) {
       old.child.kill('SIGTERM');
       exitCodes.push(await old.exited);
-      const replacement = await startInstance(old.port, env);
+      const replacement = await startInstance(old.port, old.opsPort, env);
       instances[i] = replacement;
       // As a deploy waits for the new one's readiness before the next: HAProxy needs `rise` checks.
       await new Promise((r) => setTimeout(r, 1_500));

@@ -1,8 +1,7 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import type { NewApiKeyRecord } from '../../src/domain/api-keys/api-key.js';
 import { DependencyUnavailableError } from '../../src/domain/errors.js';
 import type { IdempotencyScope, Storage } from '../../src/domain/ports.js';
 import { createStorage } from '../../src/storage/create-storage.js';
@@ -21,27 +20,14 @@ import {
   withPort,
 } from '../helpers/postgres.js';
 import { closedPort, startSilentServer, startTcpProxy } from '../helpers/tcp-proxy.js';
+import { describeMigrationContract, keyRecord } from './migration-contract.js';
 import { describeStorageContract } from './storage-contract.js';
 import { scaled } from '../helpers/machine.js';
-
-const BEFORE_SEQ = 'reverted 2026-11-24-05-idempotency-purge';
 
 const INT64_MAX = 9223372036854775807n;
 const MIGRATION_NAMES = Object.keys(POSTGRES_MIGRATIONS).sort();
 /** Slack for timers, the event loop and a loaded test machine, on top of the configured timeouts. */
 const MARGIN_MS = 1_000;
-
-function keyRecord(id: string, createdAt: number): NewApiKeyRecord {
-  return {
-    id,
-    label: id,
-    plan: 'free',
-    scopes: ['pets:read', 'pets:write'],
-    hash: createHash('sha256').update(id).digest('hex'),
-    displayPrefix: 'pa_live_xxxx',
-    createdAt,
-  };
-}
 
 function quote(name: string): string {
   return pg.escapeIdentifier(name);
@@ -92,6 +78,9 @@ describe.runIf(available)('PostgreSQL storage', () => {
   const schemas = usePostgresSchemas();
 
   describeStorageContract('postgres', () => createStorage(schemas.config(), { migrate: true }));
+  describeMigrationContract('postgres', async () =>
+    createPostgresStorage(postgresConfig(urlWithSchema(await schemas.fresh()))),
+  );
 
   /** Backends of the service's connections now waiting for a lock on `schema`.pets. */
   async function waitingOnPets(schema: string): Promise<number[]> {
@@ -271,88 +260,6 @@ describe.runIf(available)('PostgreSQL storage', () => {
         await expect(migrating).resolves.toEqual(MIGRATION_NAMES.map((name) => `applied ${name}`));
       } finally {
         await release().catch(() => undefined);
-        await storage.close();
-      }
-    });
-
-    it('reverts every migration with migrateDown and applies them again', async () => {
-      const { storage } = await freshStorage();
-      try {
-        await storage.migrate();
-        await storage.pets.create({ name: 'Doomed', categoryId: 1n });
-        for (const name of [...MIGRATION_NAMES].reverse()) {
-          await expect(storage.migrateDown()).resolves.toEqual([`reverted ${name}`]);
-        }
-        const { error } = await rejection(storage.pets.list({ afterId: 0, limit: 1 }));
-        expect(error).not.toBeInstanceOf(DependencyUnavailableError);
-        expect(String(error)).toMatch(/pets/);
-
-        await expect(storage.migrate()).resolves.toEqual(
-          MIGRATION_NAMES.map((name) => `applied ${name}`),
-        );
-        await expect(storage.pets.list({ afterId: 0, limit: 10 })).resolves.toEqual([]);
-        const pet = await storage.pets.create({ name: 'Reborn', categoryId: 2n });
-        expect(pet.id).toBe(1);
-        await expect(storage.apiKeys.insertIfNone(keyRecord('key_reborn', 1))).resolves.toBe(true);
-      } finally {
-        await storage.close();
-      }
-    });
-
-    it('gives every key that existed before scopes both scopes, and keeps a narrower one', async () => {
-      const { storage } = await freshStorage();
-      try {
-        await storage.migrate();
-        // Back to before scopes, however many migrations came after.
-        let reverted: string[] = [];
-        for (let i = 0; i < 50 && !reverted.includes('reverted 2026-12-02-15-key-scopes'); i += 1) {
-          reverted = await storage.migrateDown();
-        }
-        expect(reverted).toEqual(['reverted 2026-12-02-15-key-scopes']);
-        await storage.apiKeys.insert(keyRecord('key_old', 1_000));
-
-        expect(await storage.migrate()).toContain('applied 2026-12-02-15-key-scopes');
-
-        expect((await storage.apiKeys.findById('key_old'))?.scopes).toEqual([
-          'pets:read',
-          'pets:write',
-        ]);
-        await storage.apiKeys.insert({ ...keyRecord('key_new', 2_000), scopes: ['pets:read'] });
-        expect((await storage.apiKeys.findById('key_new'))?.scopes).toEqual(['pets:read']);
-      } finally {
-        await storage.close();
-      }
-    });
-
-    it('numbers the keys that exist before the seq migration in creation order', async () => {
-      const { storage } = await freshStorage();
-      try {
-        await storage.migrate();
-        // Back to before the seq migration (and the one before it), however many came after.
-        let reverted: string[] = [];
-        for (let i = 0; i < 50 && !reverted.includes(BEFORE_SEQ); i += 1) {
-          reverted = await storage.migrateDown();
-        }
-        expect(reverted).toEqual([BEFORE_SEQ]);
-        // Inserted newest first, as three hosts with unequal clocks might have done.
-        for (const [id, createdAt] of [
-          ['key_c', 3_000],
-          ['key_a', 1_000],
-          ['key_b', 2_000],
-        ] as const) {
-          await storage.apiKeys.insert(keyRecord(id, createdAt));
-        }
-
-        await storage.migrate();
-
-        await expect(storage.apiKeys.hashesAfter(0)).resolves.toEqual(
-          ['key_a', 'key_b', 'key_c'].map((id, i) => ({ hash: keyRecord(id, 0).hash, seq: i + 1 })),
-        );
-        await storage.apiKeys.insert(keyRecord('key_d', 500));
-        await expect(storage.apiKeys.hashesAfter(3)).resolves.toEqual([
-          { hash: keyRecord('key_d', 0).hash, seq: 4 },
-        ]);
-      } finally {
         await storage.close();
       }
     });

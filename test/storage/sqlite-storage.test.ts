@@ -1,17 +1,14 @@
-import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import type { NewApiKeyRecord } from '../../src/domain/api-keys/api-key.js';
 import { DependencyUnavailableError } from '../../src/domain/errors.js';
 import { createStorage } from '../../src/storage/create-storage.js';
 import { createSqliteStorage } from '../../src/storage/sqlite/sqlite-storage.js';
+import { describeMigrationContract, keyRecord, MIGRATIONS } from './migration-contract.js';
 import { describeStorageContract } from './storage-contract.js';
 import { scaled } from '../helpers/machine.js';
-
-const BEFORE_SEQ = 'reverted 2026-11-24-05-idempotency-purge';
 
 const dir = mkdtempSync(join(tmpdir(), 'petstore-storage-'));
 let fileCounter = 0;
@@ -25,36 +22,6 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const MIGRATIONS = [
-  '2026-11-22-01-pets',
-  '2026-11-22-02-api-keys',
-  '2026-11-22-03-idempotency-keys',
-  '2026-11-23-04-api-key-ban-lifted',
-  '2026-11-24-05-idempotency-purge',
-  '2026-11-24-06-api-key-seq',
-  '2026-11-24-07-api-key-deprecated-calls',
-  '2026-11-25-08-store-generation',
-  '2026-12-01-08-key-life',
-  '2026-12-01-09-admin-tokens',
-  '2026-12-01-10-api-key-changes',
-  '2026-12-01-11-lifted-ban',
-  '2026-12-02-13-key-listing',
-  '2026-12-02-14-database-environment',
-  '2026-12-02-15-key-scopes',
-] as const;
-
-function keyRecord(id: string, createdAt: number): NewApiKeyRecord {
-  return {
-    id,
-    label: id,
-    plan: 'free',
-    scopes: ['pets:read', 'pets:write'],
-    hash: createHash('sha256').update(id).digest('hex'),
-    displayPrefix: 'pa_live_xxxx',
-    createdAt,
-  };
-}
-
 describeStorageContract('sqlite :memory:', () =>
   createStorage({ kind: 'sqlite', path: ':memory:' }, { migrate: true }),
 );
@@ -63,6 +30,10 @@ describeStorageContract('sqlite :memory:', () =>
 const sharedFile = join(dir, 'nested', 'shared.db');
 describeStorageContract('sqlite file', () =>
   createStorage({ kind: 'sqlite', path: sharedFile }, { migrate: true }),
+);
+
+describeMigrationContract('sqlite :memory:', () =>
+  Promise.resolve(createSqliteStorage(':memory:')),
 );
 
 describe('SQLite storage specifics', () => {
@@ -237,45 +208,6 @@ describe('SQLite storage specifics', () => {
     expect(existsSync(join(path, '..'))).toBe(false);
   });
 
-  it('reverts every migration with migrateDown and applies them again', async () => {
-    const storage = createSqliteStorage(':memory:');
-    try {
-      await expect(storage.migrate()).resolves.toEqual(MIGRATIONS.map((m) => `applied ${m}`));
-      await storage.pets.create({ name: 'Doomed', categoryId: 1n });
-
-      for (const name of [...MIGRATIONS].reverse()) {
-        await expect(storage.migrateDown()).resolves.toEqual([`reverted ${name}`]);
-      }
-      await expect(storage.pets.list({ afterId: 0, limit: 10 })).rejects.toThrow(/pets/);
-
-      await expect(storage.migrate()).resolves.toEqual(MIGRATIONS.map((m) => `applied ${m}`));
-      await expect(storage.pets.list({ afterId: 0, limit: 10 })).resolves.toEqual([]);
-      const pet = await storage.pets.create({
-        name: 'Reborn',
-        categoryId: 2n,
-        status: 'available',
-      });
-      await expect(storage.pets.get(BigInt(pet.id))).resolves.toEqual(pet);
-      const scope = { apiKeyId: 'key_test', key: 'k1' };
-      const idempotent = { scope, fingerprint: 'fp', now: 1_000, retentionMs: 10_000 };
-      await expect(
-        storage.pets.createIdempotent({ name: 'Keyed', categoryId: 1n }, idempotent),
-      ).resolves.toMatchObject({ kind: 'created' });
-      await storage.apiKeys.insert({
-        id: 'key_after_down',
-        label: 'after down',
-        plan: 'free',
-        scopes: ['pets:read', 'pets:write'],
-        hash: 'a'.repeat(64),
-        displayPrefix: 'pk_aaaaaaaaa',
-        createdAt: 1,
-      });
-      await expect(storage.apiKeys.count()).resolves.toBe(1);
-    } finally {
-      await storage.close();
-    }
-  });
-
   it('treats a second migrate() as a no-op', async () => {
     const path = tempPath();
     const storage = createSqliteStorage(path);
@@ -314,65 +246,6 @@ describe('SQLite storage specifics', () => {
       expect(only?.seq).toBe(1);
     } finally {
       for (const storage of storages) await storage?.close();
-    }
-  });
-
-  it('gives every key that existed before scopes both scopes, and keeps a narrower one', async () => {
-    const storage = createSqliteStorage(':memory:');
-    try {
-      await storage.migrate();
-      // Back to before scopes, however many migrations came after.
-      let reverted: string[] = [];
-      for (let i = 0; i < 50 && !reverted.includes('reverted 2026-12-02-15-key-scopes'); i += 1) {
-        reverted = await storage.migrateDown();
-      }
-      expect(reverted).toEqual(['reverted 2026-12-02-15-key-scopes']);
-      await storage.apiKeys.insert(keyRecord('key_old', 1_000));
-
-      expect(await storage.migrate()).toContain('applied 2026-12-02-15-key-scopes');
-
-      expect((await storage.apiKeys.findById('key_old'))?.scopes).toEqual([
-        'pets:read',
-        'pets:write',
-      ]);
-      await storage.apiKeys.insert({ ...keyRecord('key_new', 2_000), scopes: ['pets:read'] });
-      expect((await storage.apiKeys.findById('key_new'))?.scopes).toEqual(['pets:read']);
-    } finally {
-      await storage.close();
-    }
-  });
-
-  it('numbers the keys that exist before the seq migration in creation order', async () => {
-    const storage = createSqliteStorage(':memory:');
-    try {
-      await storage.migrate();
-      // Back to before the seq migration (and the one before it), however many came after.
-      let reverted: string[] = [];
-      for (let i = 0; i < 50 && !reverted.includes(BEFORE_SEQ); i += 1) {
-        reverted = await storage.migrateDown();
-      }
-      expect(reverted).toEqual([BEFORE_SEQ]);
-      // Inserted newest first, as three hosts with unequal clocks might have done.
-      for (const [id, createdAt] of [
-        ['key_c', 3_000],
-        ['key_a', 1_000],
-        ['key_b', 2_000],
-      ] as const) {
-        await storage.apiKeys.insert(keyRecord(id, createdAt));
-      }
-
-      await storage.migrate();
-
-      const rows = await storage.apiKeys.hashesAfter(0);
-      expect(rows).toEqual(
-        ['key_a', 'key_b', 'key_c'].map((id, i) => ({ hash: keyRecord(id, 0).hash, seq: i + 1 })),
-      );
-      await storage.apiKeys.insert(keyRecord('key_d', 500));
-      await expect(storage.apiKeys.hashesAfter(3)).resolves.toEqual([
-        { hash: keyRecord('key_d', 0).hash, seq: 4 },
-      ]);
-    } finally {
-      await storage.close();
     }
   });
 

@@ -236,9 +236,14 @@ export class ApiServer extends http.Server {
     return this.#closeNow(callback);
   }
 
-  /** Node's close() and Fastify's close both call this first: idle connections stay for the window. */
+  /**
+   * Node's close() and Fastify's close both call this first, Fastify before it calls close(): after
+   * a drain, idle connections stay open for the refusal window, and #closeNow ends them. Node 26
+   * counts a connection accepted but not yet read as idle, so closing here reset a request sent
+   * just then, unread.
+   */
   override closeIdleConnections(): void {
-    if (this.#refusing) return;
+    if (this.#draining && this.listening) return;
     super.closeIdleConnections();
   }
 
