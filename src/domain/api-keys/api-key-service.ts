@@ -4,7 +4,13 @@ import type { ApiKeyStore, KeyChangeNotifier } from '../ports.js';
 import type { Limits, Plan } from '../rate-limits/plans.js';
 import { customLimitsProblem, PLAN_LIMITS } from '../rate-limits/plans.js';
 import type { ApiKeyRecord, KeyEnvironment, NewApiKeyRecord } from './api-key.js';
-import { type AuditLog, type AuditRecord, newAuditId, SYSTEM_ACTOR } from './key-audit.js';
+import {
+  type AuditLog,
+  type AuditRecord,
+  copyToAuditLog,
+  newAuditId,
+  SYSTEM_ACTOR,
+} from './key-audit.js';
 import type { SyncOrAsync } from '../sync-or-async.js';
 import { KnownKeyHashes } from './known-key-hashes.js';
 import {
@@ -231,11 +237,7 @@ export class ApiKeyService {
       actor: SYSTEM_ACTOR,
     };
     const recorded = await this.store.setBannedUntil(key.id, until, audit);
-    try {
-      if (recorded) this.auditLog?.recorded(audit);
-    } catch {
-      // The ban is stored with its audit record; the log line is only the copy.
-    }
+    if (recorded) copyToAuditLog(this.auditLog, audit);
     return recorded;
   }
 

@@ -63,6 +63,18 @@ export interface AuditLog {
   recorded(entry: AuditRecord): void;
 }
 
+/**
+ * Writes the copy of a committed record to `log`, if any. The copy must never fail the change it
+ * records: the database already keeps the record.
+ */
+export function copyToAuditLog(log: AuditLog | undefined, entry: AuditRecord): void {
+  try {
+    log?.recorded(entry);
+  } catch {
+    // The database keeps the record; the line is only the copy.
+  }
+}
+
 /** The audit record as a log line carries it: the same fields `keys audit --json` prints. */
 export function auditLogEntry(entry: AuditRecord): {
   id: string;

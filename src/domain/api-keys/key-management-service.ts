@@ -21,6 +21,7 @@ import {
   type AuditChanges,
   type AuditLog,
   type AuditRecord,
+  copyToAuditLog,
   newAuditId,
   SYSTEM_ACTOR,
   utcDay,
@@ -244,7 +245,7 @@ export class KeyManagementService {
           scopes: { from: null, to: [...fresh.scopes] },
         })),
     );
-    if (created !== undefined) this.logged(created);
+    if (created !== undefined) copyToAuditLog(this.auditLog, created);
     return { key: toKeyView(record, this.clock.now()), secret: key };
   }
 
@@ -385,7 +386,7 @@ export class KeyManagementService {
     if (!(await this.store.revoke(keyId, now, audit))) throw domainErrors.keyNotFound(keyId);
     const view = await this.viewAfterChange(keyId);
     // Only the revocation that took effect kept its record: the first, whose time is the key's.
-    if (!wasRevoked && view.revokedAt === iso(now)) this.logged(audit);
+    if (!wasRevoked && view.revokedAt === iso(now)) copyToAuditLog(this.auditLog, audit);
     return view;
   }
 
@@ -406,7 +407,7 @@ export class KeyManagementService {
       : undefined;
     const liftedAt = await this.store.liftBan(keyId, this.clock.now(), audit);
     if (liftedAt === undefined) throw domainErrors.keyNotFound(keyId);
-    if (audit !== undefined) this.logged({ ...audit, at: liftedAt });
+    if (audit !== undefined) copyToAuditLog(this.auditLog, { ...audit, at: liftedAt });
     // Best effort: a store this process cannot reach (or its own, in memory) is lifted by each
     // server when it reads the key's unban time, within the key cache lifetime.
     await this.limiter.liftBan(keyId).catch(() => undefined);
@@ -482,7 +483,7 @@ export class KeyManagementService {
       };
       await this.store.clearEndedBan(id, bannedUntil, audit);
       // Instances sweeping together may each write the line; its id says it is the same record.
-      this.logged(audit);
+      copyToAuditLog(this.auditLog, audit);
       this.apiKeys.forget(id);
     }
     return ended.length;
@@ -519,7 +520,7 @@ export class KeyManagementService {
       const { update, changes } = decide(before);
       const audit = this.auditRecord(keyId, action, actor, changes);
       if (await this.store.update(keyId, update, audit, before)) {
-        this.logged(audit);
+        copyToAuditLog(this.auditLog, audit);
         return this.viewAfterChange(keyId);
       }
     }
@@ -534,15 +535,6 @@ export class KeyManagementService {
     await this.apiKeys.announce(keyId);
     const record = await this.existing(keyId);
     return toKeyView(record, this.clock.now());
-  }
-
-  /** A log line must never fail the change it records, which is already committed. */
-  private logged(audit: AuditRecord): void {
-    try {
-      this.auditLog?.recorded(audit);
-    } catch {
-      // The database keeps the record; the line is the copy.
-    }
   }
 
   private auditRecord(
