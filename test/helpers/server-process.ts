@@ -62,7 +62,35 @@ export async function spawnServer(
   how: 'npm' | 'node' = 'node',
   options: { umask?: number; cwd?: string } = {},
 ): Promise<ServerProcess> {
-  const port = await freePort();
+  // Another process of the suite may take the port between freePort's check and the server's
+  // listen (two files picking the same free port at once): then the start is tried on another.
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    try {
+      return await spawnOnce(env, how, options, port);
+    } catch (error) {
+      const takenMeanwhile = error instanceof PortTaken && error.port === port;
+      if (!takenMeanwhile || attempt >= 3) throw error;
+    }
+  }
+}
+
+/** The server could not listen on the port it was given: another process had just taken it. */
+class PortTaken extends Error {
+  constructor(
+    readonly port: number,
+    output: string,
+  ) {
+    super(`server did not start:\n${output}`);
+  }
+}
+
+async function spawnOnce(
+  env: Record<string, string>,
+  how: 'npm' | 'node',
+  options: { umask?: number; cwd?: string },
+  port: number,
+): Promise<ServerProcess> {
   const server: [string, string[]] =
     how === 'npm' ? ['npm', ['start', '--silent']] : ['node', ['dist/main.js']];
   const [command, args] =
@@ -94,12 +122,18 @@ export async function spawnServer(
   const exited = new Promise<number | null>((resolve) =>
     child.once('exit', (code) => resolve(code)),
   );
+  // Its output is whole once its pipes close, which may come after its exit.
+  const closed = new Promise((resolve) => child.once('close', resolve));
   // A start takes about 2 s of CPU; on a 2-core machine shared with other test runs, that can
   // stretch past 15 s of wall time without anything being wrong.
   const deadline = Date.now() + 60_000;
   while (!output.includes('listening')) {
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL');
+      await closed;
+      if (output.includes(`EADDRINUSE: address already in use 127.0.0.1:${port}`)) {
+        throw new PortTaken(port, output);
+      }
       throw new Error(`server did not start:\n${output}`);
     }
     await new Promise((r) => setTimeout(r, 50));
