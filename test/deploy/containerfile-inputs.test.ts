@@ -1,4 +1,5 @@
 import { type ChildProcess, execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import {
   accessSync,
   constants,
@@ -6,11 +7,14 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
   rmSync,
   statSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { homedir, tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/redis.js';
@@ -35,13 +39,70 @@ import { DEPLOY_DIR } from './manifests.js';
  * - npm may answer from its local cache first (npm_config_prefer_offline): the same packages,
  *   fetched only when missing;
  * - COPY --from=stage hard-links that stage's files instead of copying them;
- * - the server listens on 127.0.0.1 and a free port, its SQLite file in the stage's /data.
+ * - the server listens on 127.0.0.1 and a free port, its SQLite file in the stage's /data;
+ * - a RUN step is taken from a layer cache (~/.cache/petstore/containerfile-layers, the stage's
+ *   root as the step left it) when everything it depends on is exactly as when it was kept, as an
+ *   image builder reuses a layer (test/deploy/image.test.ts builds with buildah --layers): the
+ *   layer is keyed by its stage's instructions up to and including the step, the content of every
+ *   file COPY brought into the stage before it, the resolved ARGs, the layer of each stage COPY
+ *   --from took files from, the Node, npm and ~/.npmrc it ran with and the environment this test
+ *   adds. So `npm ci` runs again when package.json, package-lock.json or
+ *   packages/client/package.json change, and `npm run build` when any source, the commit or a
+ *   COPY line does: a build input the Containerfile stops copying changes the key and fails the
+ *   step as before. With the same key the step would do the same (the lock file pins every
+ *   package by its integrity), so it is not run again: that saved the largest share of the CPU
+ *   of the whole suite (npm ci of 830 packages, tsc, npm prune). PETSTORE_CONTAINERFILE_CACHE=off
+ *   runs every step.
  */
 const ROOT = join(DEPLOY_DIR, '..');
 const NODE_PREFIX = dirname(dirname(process.execPath));
 const OS_SETUP = /^(apt-get|groupadd|useradd)\b/;
 const HEAD =
   spawnSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout?.trim() ?? '';
+/** What this test adds to every RUN step's environment (beside the run's mark). */
+const RUN_ENV = { npm_config_prefer_offline: 'true' };
+const LAYERS = join(homedir(), '.cache', 'petstore', 'containerfile-layers');
+const LAYER_CACHE = process.env.PETSTORE_CONTAINERFILE_CACHE !== 'off';
+
+const digest = (...parts: string[]) => {
+  const hash = createHash('sha256');
+  for (const part of parts) hash.update(`${part.length}:${part}`);
+  return hash.digest('hex');
+};
+
+/** What the RUN steps run with beside the stage's own files: the stand-in base image. */
+function toolchain(): string {
+  const npm = spawnSync('npm', ['--version'], { encoding: 'utf8' });
+  if (npm.status !== 0) throw new Error(`npm --version failed: ${npm.stderr}`);
+  const npmrc = join(homedir(), '.npmrc');
+  return JSON.stringify({
+    node: process.version,
+    prefix: NODE_PREFIX,
+    npm: npm.stdout.trim(),
+    npmrc: existsSync(npmrc) ? readFileSync(npmrc, 'utf8') : '',
+    platform: `${process.platform}-${process.arch}`,
+    env: RUN_ENV,
+  });
+}
+
+/** Keeps a stage's root as a layer; a failure to keep it only costs the next run the step. */
+function keepLayer(root: string, layer: string, family: string): void {
+  const kept = `${layer}.${process.pid}.tmp`;
+  try {
+    mkdirSync(LAYERS, { recursive: true });
+    execFileSync('tar', ['-cf', kept, '-C', root, '.']);
+    renameSync(kept, layer);
+    // One layer per step: the one of the last inputs.
+    for (const name of readdirSync(LAYERS)) {
+      if (name.startsWith(family) && name !== basename(layer)) {
+        rmSync(join(LAYERS, name), { force: true });
+      }
+    }
+  } catch (error) {
+    rmSync(kept, { force: true });
+    console.warn(`containerfile inputs: layer ${layer} not kept: ${String(error)}`);
+  }
+}
 
 /** The files a fresh clone holds, relative to the repository's root. */
 function trackedFiles(): string[] {
@@ -85,7 +146,10 @@ function mapped(value: string, stageRoot: string): string {
 /** Runs every stage in order into `dir`; throws with the step's output when one fails. */
 async function build(stages: readonly Stage[], dir: string): Promise<Built> {
   const roots = new Map<string, string>();
+  /** Each stage's key after its last instruction: what COPY --from takes from it. */
+  const stageKeys = new Map<string, string>();
   const tracked = trackedFiles();
+  const base = toolchain();
   const steps: string[] = [];
   let env: Record<string, string> = {};
   let workdir = '/';
@@ -95,29 +159,57 @@ async function build(stages: readonly Stage[], dir: string): Promise<Built> {
     roots.set(stage.name, root);
     env = {};
     workdir = '/';
-    const inStage = (path: string) => join(root, path.startsWith('/') ? path : join(workdir, path));
+    let key = digest(base, stage.name);
+    let runs = 0;
+    /**
+     * A layer taken from the cache is unpacked only when a step needs the stage's files (a RUN
+     * not in the cache, the stage's end), with what the stage received since replayed on it: a
+     * step after another taken from the cache is then unpacked alone.
+     */
+    let pending: { layer: string; since: (() => void)[] } | undefined;
+    const later = (step: () => void) => (pending ? pending.since.push(step) : step());
+    const unpack = () => {
+      if (pending === undefined) return;
+      const { layer, since } = pending;
+      pending = undefined;
+      rmSync(root, { recursive: true, force: true });
+      mkdirSync(root, { recursive: true });
+      execFileSync('tar', ['-xf', layer, '-C', root]);
+      for (const step of since) step();
+    };
+    const inStageAt = (at: string) => (path: string) =>
+      join(root, path.startsWith('/') ? path : join(at, path));
     for (const instruction of stage.instructions) {
+      key = digest(key, JSON.stringify(instruction));
       await apply(instruction);
     }
+    unpack();
+    stageKeys.set(stage.name, key);
 
     async function apply(instruction: Instruction): Promise<void> {
+      const inStage = inStageAt(workdir);
       switch (instruction.kind) {
-        case 'WORKDIR':
+        case 'WORKDIR': {
           workdir = instruction.path;
-          mkdirSync(inStage('.'), { recursive: true });
+          const path = inStageAt(workdir)('.');
+          later(() => mkdirSync(path, { recursive: true }));
           return;
+        }
         case 'ENV':
           for (const [name, value] of Object.entries(instruction.values)) {
             env[name] = mapped(value, root);
           }
           return;
-        case 'ARG':
-          env[instruction.name] =
-            instruction.name === 'PETSTORE_COMMIT' ? HEAD : (instruction.value ?? '');
+        case 'ARG': {
+          const value = instruction.name === 'PETSTORE_COMMIT' ? HEAD : (instruction.value ?? '');
+          env[instruction.name] = value;
+          key = digest(key, value);
           return;
+        }
         case 'COPY': {
           const started = Date.now();
-          copy(instruction, inStage);
+          key = digest(key, copied(instruction));
+          later(() => copy(instruction, inStage));
           const seconds = ((Date.now() - started) / 1000).toFixed(1);
           steps.push(`${seconds} s  COPY ${instruction.sources.join(' ')}`);
           return;
@@ -125,12 +217,22 @@ async function build(stages: readonly Stage[], dir: string): Promise<Built> {
         case 'RUN': {
           if (OS_SETUP.test(instruction.command)) return;
           const started = Date.now();
+          runs += 1;
+          const family = `${stage.name}-${runs}-`;
+          const layer = join(LAYERS, `${family}${key}.tar`);
+          const seconds = () => ((Date.now() - started) / 1000).toFixed(1);
+          if (LAYER_CACHE && existsSync(layer)) {
+            pending = { layer, since: [] };
+            steps.push(`${seconds()} s  RUN ${instruction.command.slice(0, 60)} (layer cache)`);
+            return;
+          }
+          unpack();
           await promisify(execFile)('bash', ['-euo', 'pipefail', '-c', instruction.command], {
             cwd: inStage('.'),
             env: {
               PATH: process.env.PATH ?? '',
               HOME: process.env.HOME ?? '',
-              npm_config_prefer_offline: 'true',
+              ...RUN_ENV,
               ...testRunEnv(),
               ...env,
             },
@@ -141,15 +243,30 @@ async function build(stages: readonly Stage[], dir: string): Promise<Built> {
               `RUN ${instruction.command} failed in stage ${stage.name}:\n${failed.stdout ?? ''}\n${failed.stderr ?? String(error)}`,
             );
           });
-          steps.push(
-            `${((Date.now() - started) / 1000).toFixed(1)} s  RUN ${instruction.command.slice(0, 60)}`,
-          );
+          if (LAYER_CACHE) keepLayer(root, layer, family);
+          steps.push(`${seconds()} s  RUN ${instruction.command.slice(0, 60)}`);
           return;
         }
         default:
           return;
       }
     }
+  }
+
+  /** What a COPY brings into its stage, for the key: each file by content, or the stage's key. */
+  function copied(instruction: Extract<Instruction, { kind: 'COPY' }>): string {
+    const { from, sources } = instruction;
+    if (from !== undefined) return stageKeys.get(from) ?? '';
+    return sources
+      .flatMap((source) => {
+        const name = source.replace(/\/$/, '');
+        return tracked.filter((file) => file === name || file.startsWith(`${name}/`));
+      })
+      .map((file) => {
+        const content = createHash('sha256').update(readFileSync(join(ROOT, file)));
+        return `${file}\0${content.digest('hex')}`;
+      })
+      .join('\0');
   }
 
   function copy(
