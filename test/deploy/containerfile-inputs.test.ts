@@ -12,6 +12,7 @@ import {
   renameSync,
   rmSync,
   statSync,
+  utimesSync,
 } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -63,6 +64,8 @@ const HEAD =
 const RUN_ENV = { npm_config_prefer_offline: 'true' };
 const LAYERS = join(homedir(), '.cache', 'petstore', 'containerfile-layers');
 const LAYER_CACHE = process.env.PETSTORE_CONTAINERFILE_CACHE !== 'off';
+/** Far longer than a build of the stages takes. */
+const LAYER_UNUSED_MS = 30 * 60_000;
 
 const digest = (...parts: string[]) => {
   const hash = createHash('sha256');
@@ -85,6 +88,17 @@ function toolchain(): string {
   });
 }
 
+/** Whether `layer` is kept; marks it used now, so that no other run removes it meanwhile. */
+function used(layer: string): boolean {
+  try {
+    const now = new Date();
+    utimesSync(layer, now, now);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Keeps a stage's root as a layer; a failure to keep it only costs the next run the step. */
 function keepLayer(root: string, layer: string, family: string): void {
   const kept = `${layer}.${process.pid}.tmp`;
@@ -92,10 +106,13 @@ function keepLayer(root: string, layer: string, family: string): void {
     mkdirSync(LAYERS, { recursive: true });
     execFileSync('tar', ['-cf', kept, '-C', root, '.']);
     renameSync(kept, layer);
-    // One layer per step: the one of the last inputs.
+    // A step's other layers go once no run has used them for a while: a run of another commit
+    // at the same time (another clone) may be about to unpack one.
+    const unused = Date.now() - LAYER_UNUSED_MS;
     for (const name of readdirSync(LAYERS)) {
-      if (name.startsWith(family) && name !== basename(layer)) {
-        rmSync(join(LAYERS, name), { force: true });
+      const path = join(LAYERS, name);
+      if (name.startsWith(family) && name !== basename(layer) && statSync(path).mtimeMs < unused) {
+        rmSync(path, { force: true });
       }
     }
   } catch (error) {
@@ -221,7 +238,7 @@ async function build(stages: readonly Stage[], dir: string): Promise<Built> {
           const family = `${stage.name}-${runs}-`;
           const layer = join(LAYERS, `${family}${key}.tar`);
           const seconds = () => ((Date.now() - started) / 1000).toFixed(1);
-          if (LAYER_CACHE && existsSync(layer)) {
+          if (LAYER_CACHE && used(layer)) {
             pending = { layer, since: [] };
             steps.push(`${seconds()} s  RUN ${instruction.command.slice(0, 60)} (layer cache)`);
             return;
