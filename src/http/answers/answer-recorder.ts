@@ -57,8 +57,8 @@ export class AnswerRecorder {
   readonly #logsAnswers: boolean;
   readonly #options: AnswerRecorderOptions;
   readonly #random: () => number;
-  /** The access line's logger of each matched route, by template, then by method. */
-  readonly #routeLoggers = new Map<string, Map<string, AnswerLogger>>();
+  /** The access line's logger of each matched route and status, by `method template status`. */
+  readonly #routeLoggers = new Map<string, AnswerLogger>();
 
   constructor(options: AnswerRecorderOptions) {
     const level = options.logger?.level ?? 'silent';
@@ -111,10 +111,9 @@ export class AnswerRecorder {
         msg: ACCESS_MESSAGE,
       });
     } else {
-      this.#routeLogger(logger, route, method).info({
+      this.#routeLogger(logger, route, method, status).info({
         requestId,
         traceId,
-        status,
         durationMs,
         keyId,
         msg: ACCESS_MESSAGE,
@@ -123,21 +122,18 @@ export class AnswerRecorder {
   }
 
   /**
-   * A child of the logger bound to a matched route's method and template: pino serializes a
-   * child's bindings once, through the same serializers and redaction, and writes them after the
+   * A child of the logger bound to a matched route's method, template and status: pino serializes
+   * a child's bindings once, through the same serializers and redaction, and writes them after the
    * process's own fields in every line of the child. A route's lines then serialize only what
-   * varies per request. Bounded by the route table and the methods Node's parser accepts.
+   * varies per request. Bounded by the route table, the methods Node's parser accepts and the
+   * statuses the service answers with.
    */
-  #routeLogger(logger: AnswerLogger, route: string, method: string): AnswerLogger {
-    let byMethod = this.#routeLoggers.get(route);
-    if (byMethod === undefined) {
-      byMethod = new Map();
-      this.#routeLoggers.set(route, byMethod);
-    }
-    let child = byMethod.get(method);
+  #routeLogger(logger: AnswerLogger, route: string, method: string, status: number): AnswerLogger {
+    const name = `${method} ${route} ${status}`;
+    let child = this.#routeLoggers.get(name);
     if (child === undefined) {
-      child = logger.child({ method, route });
-      byMethod.set(method, child);
+      child = logger.child({ method, route, status });
+      this.#routeLoggers.set(name, child);
     }
     return child;
   }
