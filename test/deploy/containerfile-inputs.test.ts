@@ -51,9 +51,13 @@ import { DEPLOY_DIR } from './manifests.js';
  *   packages/client/package.json change, and `npm run build` when any source, the commit or a
  *   COPY line does: a build input the Containerfile stops copying changes the key and fails the
  *   step as before. With the same key the step would do the same (the lock file pins every
- *   package by its integrity), so it is not run again: that saved the largest share of the CPU
- *   of the whole suite (npm ci of 830 packages, tsc, npm prune). PETSTORE_CONTAINERFILE_CACHE=off
- *   runs every step.
+ *   package by its integrity), so it is not run again: its commands ran, and passed, in the run
+ *   that kept the layer, on the same inputs. What a hit leaves out is only what the key does not
+ *   hold: the host's compilers (better-sqlite3 loads its prebuilt addon here, so none is used)
+ *   and the registry's answers; the image test (npm run test:image) runs every step in buildah
+ *   from its base image. These steps were the costliest in CPU of the whole suite, on a machine
+ *   whose two cores the suite keeps busy. PETSTORE_CONTAINERFILE_CACHE=off runs every step and
+ *   keeps nothing.
  */
 const ROOT = join(DEPLOY_DIR, '..');
 const NODE_PREFIX = dirname(dirname(process.execPath));
