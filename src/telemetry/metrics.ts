@@ -57,14 +57,27 @@ export interface Metrics {
 
 const withProcessMetrics = new WeakSet<Registry>();
 
+/** The process's own series, made once: they describe the process, whichever app shows them. */
+let processSeries: Registry | undefined;
+
 /**
  * The prom-client defaults (CPU, memory, event loop lag, heap), petstore_ prefixed. Only a server
- * collects them (the CLI builds services too), once per registry.
+ * collects them (the CLI builds services too), once per registry. They are made once per process
+ * and registered with each app's registry: each collectDefaultMetrics call starts an event loop
+ * monitor of its own that nothing stops, so a process building several apps (the tests) would
+ * keep one running per app.
  */
 export function collectProcessMetrics(metrics: Metrics): void {
   if (withProcessMetrics.has(metrics.registry)) return;
   withProcessMetrics.add(metrics.registry);
-  collectDefaultMetrics({ register: metrics.registry, prefix: 'petstore_' });
+  if (processSeries === undefined) {
+    processSeries = new Registry();
+    collectDefaultMetrics({ register: processSeries, prefix: 'petstore_' });
+  }
+  for (const { name } of processSeries.getMetricsAsArray()) {
+    const metric = processSeries.getSingleMetric(name);
+    if (metric !== undefined) metrics.registry.registerMetric(metric);
+  }
 }
 
 export function createMetrics(): Metrics {

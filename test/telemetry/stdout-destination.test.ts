@@ -71,6 +71,27 @@ describe('the log destination', () => {
     }
   });
 
+  it('makes no write while nothing waits: an idle process is not woken to write nothing', () => {
+    // Counts the writes to standard output for five flush periods of a logger that logs nothing.
+    const counting = [
+      `import fs from 'node:fs';`,
+      `const write = fs.writeSync;`,
+      `let writes = 0;`,
+      `fs.writeSync = (fd, ...rest) => { if (fd === 1) writes++; return write.call(fs, fd, ...rest); };`,
+      `const { createLogger, LOG_FLUSH_MS } = await import(${JSON.stringify(LOGGER)});`,
+      `createLogger({ level: 'info' });`,
+      `setTimeout(() => { process.stderr.write(String(writes)); process.exit(0); }, 5.5 * LOG_FLUSH_MS);`,
+    ].join('\n');
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', counting], {
+      encoding: 'utf8',
+      env: { ...process.env, ...testRunEnv() },
+      timeout: 30_000,
+    });
+    expect(run.status).toBe(0);
+    expect(run.stderr).toBe('0');
+    expect(run.stdout).toBe('');
+  });
+
   it('still masks a secret in a line written as bytes', () => {
     const run = spawnSync(
       process.execPath,
