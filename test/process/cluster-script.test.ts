@@ -244,6 +244,16 @@ describe.runIf(ready && (haproxyInstalled() || process.env.CI === 'true'))(SUITE
       Number(
         [...output().matchAll(new RegExp(`instance ${i} started \\(pid (\\d+)`, 'g'))].at(-1)?.[1],
       );
+    /** Stops instance i as its supervisor would, and waits until HAProxy has taken it out. */
+    const stopInstance = async (i: number) => {
+      process.kill(pid(i), 'SIGTERM');
+      await until(
+        `HAProxy taking instance ${i} out`,
+        () => log('haproxy.log').includes(`instances/instance${i} is DOWN`),
+        30_000,
+        withLogs,
+      );
+    };
 
     // Each instance's checks arrive on its operations listener, not on the pet API's port.
     for (const i of [1, 2]) {
@@ -255,13 +265,7 @@ describe.runIf(ready && (haproxyInstalled() || process.env.CI === 'true'))(SUITE
       );
     }
 
-    process.kill(pid(1), 'SIGTERM');
-    await until(
-      'HAProxy taking instance 1 out',
-      () => log('haproxy.log').includes('instances/instance1 is DOWN'),
-      30_000,
-      withLogs,
-    );
+    await stopInstance(1);
     // Out of the rotation, not gone: it answers 503 on /readyz and still serves when asked itself.
     expect((await get(`http://127.0.0.1:${port + 3}/readyz`)).status).toBe(503);
     const direct = served(1);
@@ -285,13 +289,7 @@ describe.runIf(ready && (haproxyInstalled() || process.env.CI === 'true'))(SUITE
     );
     expect(served(1)).toBe(first);
 
-    process.kill(pid(2), 'SIGTERM');
-    await until(
-      'HAProxy taking instance 2 out',
-      () => log('haproxy.log').includes('instances/instance2 is DOWN'),
-      30_000,
-      withLogs,
-    );
+    await stopInstance(2);
     // No instance is ready: HAProxy answers by itself, with the shipped errorfile.
     const shipped = readFileSync(join(DEPLOY_DIR, 'haproxy', 'errors', '503.http'), 'latin1');
     const refusal = await get(`http://127.0.0.1:${port}/v1/pets`);
