@@ -1,3 +1,4 @@
+import { flushCompileCache } from 'node:module';
 import { type Config, ConfigError, loadConfigFromProcess } from './config/config.js';
 import { processUrlSecrets, redactSecrets } from './config/redact.js';
 import { buildAdminApp } from './http/apps/admin/admin-app.js';
@@ -187,6 +188,10 @@ async function main(): Promise<void> {
   // Read back from the connection, so the log shows what a commit really waits for.
   const durability = await services.storage.durability();
   await app.listen({ port: config.port, host: config.host });
+  // Node writes the compile cache (src/main.ts) when the process exits, and not at all when it is
+  // killed: instances started while this one runs, or after it was killed, would compile every
+  // module again. Every module of the start is loaded by now (the admin and ops apps are built).
+  flushCompileCache();
   const docs = config.docs ? `, docs at ${config.publicBaseUrl}/docs` : '';
   app.log.info(
     { database: services.storage.backend, durability, environment: config.environment },

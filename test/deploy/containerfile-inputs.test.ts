@@ -38,7 +38,9 @@ import { DEPLOY_DIR } from './manifests.js';
  * - RUN steps that set up the operating system (apt-get, groupadd/useradd) are not run: the host
  *   has the toolchain, and the image user is test/deploy/image.test.ts's concern;
  * - npm may answer from its local cache first (npm_config_prefer_offline): the same packages,
- *   fetched only when missing;
+ *   fetched only when missing; a fetch that fails is not retried (npm_config_fetch_retries=0),
+ *   so a step that asks the registry when it need not fails or goes on at once instead of
+ *   waiting out npm's back-off for minutes;
  * - COPY --from=stage hard-links that stage's files instead of copying them;
  * - the server listens on 127.0.0.1 and a free port, its SQLite file in the stage's /data;
  * - a RUN step is taken from a layer cache (~/.cache/petstore/containerfile-layers, the stage's
@@ -65,7 +67,7 @@ const OS_SETUP = /^(apt-get|groupadd|useradd)\b/;
 const HEAD =
   spawnSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout?.trim() ?? '';
 /** What this test adds to every RUN step's environment (beside the run's mark). */
-const RUN_ENV = { npm_config_prefer_offline: 'true' };
+const RUN_ENV = { npm_config_prefer_offline: 'true', npm_config_fetch_retries: '0' };
 const LAYERS = join(homedir(), '.cache', 'petstore', 'containerfile-layers');
 const LAYER_CACHE = process.env.PETSTORE_CONTAINERFILE_CACHE !== 'off';
 /** Far longer than a build of the stages takes. */

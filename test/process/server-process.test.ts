@@ -1,5 +1,8 @@
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   createKey,
@@ -13,10 +16,20 @@ import { serverCaughtUp } from '../helpers/raw-http.js';
 import { testRunEnv } from '../helpers/test-run.js';
 
 const running: ServerProcess[] = [];
+/** The compile cache of the restart's second server (Node's default one is shared by every run). */
+const compileCache = mkdtempSync(join(tmpdir(), 'petstore-compile-cache-'));
 afterAll(() => {
   for (const server of running.splice(0))
     if (server.child.exitCode === null) server.child.kill('SIGKILL');
+  rmSync(compileCache, { recursive: true, force: true });
 });
+
+/** The files in a compile cache folder (Node keeps them in a subfolder per Node version). */
+function cachedFiles(folder: string): string[] {
+  return readdirSync(folder, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => entry.name);
+}
 
 async function start(env: Record<string, string>, how: 'npm' | 'node' = 'node') {
   const server = await spawnServer(env, how);
@@ -84,7 +97,7 @@ describe('the server process', () => {
       ];
       first.child.kill('SIGTERM');
       const firstExit = await first.exited;
-      const second = await start({ DATABASE_URL: database });
+      const second = await start({ DATABASE_URL: database, NODE_COMPILE_CACHE: compileCache });
       return { first, key, listStatus: listed.status, pets, firstExit, second };
     })());
 
@@ -108,6 +121,14 @@ describe('the server process', () => {
       });
       expect(res.status).toBe(200);
     }
+  }, 60_000);
+
+  it('writes its compiled modules to the compile cache once it listens, not only when it exits', async () => {
+    const { second } = await restarted();
+
+    // Written before it says it listens; it still runs (it is killed after the file).
+    expect(second.child.exitCode).toBeNull();
+    expect(cachedFiles(compileCache).length).toBeGreaterThan(0);
   }, 60_000);
 
   // A SIGKILL cannot show durability: the kernel keeps the page cache of a killed process, so even
