@@ -21,13 +21,17 @@ function listening(port: number): Promise<boolean> {
 /**
  * The test/http files that start a server (they import a helper from test/helpers/): the ones a
  * second backend can change. The others test a parser or compiler alone, and would only repeat
- * the same run.
+ * the same run; so would a file whose server never reads the database or Redis for what it
+ * checks, which says so in a line starting `// One backend only:` with the reason.
  */
 function serverSuites(dir = 'test/http'): string[] {
   return readdirSync(dir, { recursive: true, encoding: 'utf8' })
     .filter((name) => name.endsWith('.test.ts'))
     .map((name) => join(dir, name))
-    .filter((path) => /from '(\.\.\/)+helpers\//.test(readFileSync(path, 'utf8')));
+    .filter((path) => {
+      const text = readFileSync(path, 'utf8');
+      return /from '(\.\.\/)+helpers\//.test(text) && !/^\/\/ One backend only:/m.test(text);
+    });
 }
 
 /**

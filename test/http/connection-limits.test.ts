@@ -2,6 +2,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { closesWithin, rawConnect, type RawConnection, rawRequest } from '../helpers/raw-http.js';
 import { call, useServer } from '../helpers/test-server.js';
 
+// One backend only: connection caps are counted in the process, before any request is read,
+// and /healthz and /metrics read neither the database nor Redis.
+
 // Small caps so the test opens a few dozen connections, not thousands. Each 127.0.0.x is a client
 // address of its own: Linux routes the whole 127/8 to the loopback interface.
 const PER_ADDRESS = 5;

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/config.js';
 import { call, useServer } from '../helpers/test-server.js';
 
+// One backend only: the document's servers come from the settings alone.
+
 /** One settings file holding both addresses, as operators may share it between environments. */
 const BOTH = {
   PUBLIC_BASE_URL: 'https://serving.example.com',

@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NewApiKeyRecord } from '../../src/domain/api-keys/api-key.js';
 import type { AuditRecord } from '../../src/domain/api-keys/key-audit.js';
 import { INT64_MAX, type NewPet, type Pet, type PetStatus } from '../../src/domain/pets/pet.js';
@@ -68,11 +68,14 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
   describe(`Storage contract: ${name}`, () => {
     let storage: Storage;
 
-    beforeEach(async () => {
+    // One Storage for the contract's tests, as a server holds one: each test creates its own data.
+    // Opened per test, it started a commit worker thread (an SQLite file) or a pool and a migration
+    // check (PostgreSQL) for every test, and ran the migrations again on each new :memory: one.
+    beforeAll(async () => {
       storage = await open();
     });
 
-    afterEach(async () => {
+    afterAll(async () => {
       await storage.close();
     });
 
@@ -959,8 +962,9 @@ export function describeStorageContract(name: string, open: () => Promise<Storag
       });
 
       it('does not throw when closed twice', async () => {
-        await storage.close();
-        await expect(storage.close()).resolves.toBeUndefined();
+        const own = await open();
+        await own.close();
+        await expect(own.close()).resolves.toBeUndefined();
       });
     });
   });

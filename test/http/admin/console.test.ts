@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { call } from '../../helpers/test-server.js';
 import { adminCall, useAdminServer } from './admin-server.js';
 
+// One backend only: the console's files are served from dist/console, not from a database.
+
 /**
  * The console's page and assets on the admin listener (built by `npm run build` into
  * dist/console): its own strict policy, precompressed answers, and nothing on the pet listener.
