@@ -12,6 +12,7 @@ import {
 import { postgresFor, usePostgresSchemas } from '../helpers/postgres.js';
 import { loadConfig } from '../../src/config/config.js';
 import { createRedisRateLimitStore } from '../../src/storage/redis/redis-rate-limit-store.js';
+import { LEASE_TARGET_MS } from '../../src/storage/redis/rate-limit-leases.js';
 import { PrivateRedis, redisInfo } from '../helpers/redis.js';
 import { outputCaughtUp, type ServerProcess } from '../helpers/server-process.js';
 import { requireService } from '../helpers/services.js';
@@ -182,10 +183,13 @@ describe.runIf(available)(SUITE, () => {
     const pid = await redis.pid();
     const cpuBefore = PrivateRedis.cpuMs(pid);
     const workBefore = await redisWork();
+    const startedAt = performance.now();
     const answers = await hammer(key, 3_000, 60);
+    const elapsedMs = performance.now() - startedAt;
     const cpuUs = ((PrivateRedis.cpuMs(pid) - cpuBefore) * 1000) / answers.length;
     const work = await redisWork();
-    const scripts = (work.scripts - workBefore.scripts) / answers.length;
+    const scriptRuns = work.scripts - workBefore.scripts;
+    const scripts = scriptRuns / answers.length;
     const usec = (work.usec - workBefore.usec) / answers.length;
     console.info(
       `[multi-instance] ${answers.length} requests of a 100,000-a-minute key over 3 instances: ` +
@@ -193,11 +197,17 @@ describe.runIf(available)(SUITE, () => {
         `${cpuUs.toFixed(1)} us of redis-server CPU (/proc, 10 ms ticks, idle work included) per request`,
     );
     expect(answers.filter((a) => a.status === 200)).toHaveLength(answers.length);
-    // The count is what leases change and what holds on a busy machine. The time in the scripts
-    // is wall time inside Redis (commandstats): usually 1-2 us a request here, once 6 us when
-    // redis-server was descheduled mid-script. Redis's CPU per request is bounded where it can be
-    // measured over enough requests: test/storage/redis-rate-limit-leases.test.ts and the bench.
-    expect(scripts).toBeLessThan(0.05);
+    // The count is what leases change. The time in the scripts is wall time inside Redis
+    // (commandstats): usually 1-2 us a request here, once 6 us when redis-server was descheduled
+    // mid-script. Redis's CPU per request is bounded where it can be measured over enough
+    // requests: test/storage/redis-rate-limit-leases.test.ts and the bench.
+    // A lease is sized to last LEASE_TARGET_MS at the recent rate, so the scripts a run needs
+    // follow its length, not its requests: on a machine too busy to send 3,000 in a few seconds
+    // each instance still asks about five times a second (twice that here, and its first leases
+    // growing from one request), which can pass 5% of a slow run's requests without a lease
+    // being too small. A lease of one request, or one that stopped growing, fails both bounds.
+    const perInstance = 2 * Math.ceil(elapsedMs / LEASE_TARGET_MS) + 8;
+    expect(scriptRuns).toBeLessThan(Math.max(0.05 * answers.length, 3 * perInstance));
   }, 120_000);
 
   it('grants a key of 10,000 a minute hammered by the three and a fourth instance no more than 10,000 in the minute', async () => {
