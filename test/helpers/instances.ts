@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { untilReady } from './bad-days.js';
 import { createKey } from '../cli/cli-harness.js';
 import { REPO_ROOT, type ServerProcess, spawnServer } from './server-process.js';
 import { testRunEnv } from './test-run.js';
 import { scaled } from './machine.js';
+import { requestText } from './raw-http.js';
 
 /**
  * How long an instance may take to say ready: its Redis (Cluster) connection comes up after it
@@ -132,12 +133,8 @@ export interface Answer {
 /** Connections kept between the calls of a file, as a client's would be. */
 const agent = new Agent({ keepAlive: true });
 
-/**
- * One request with the key, bounded in time; rejects on a network failure or timeout. Through
- * node:http rather than fetch: undici cost the test's side about twice the CPU per request, and
- * these files send thousands of them to the instances.
- */
-export function call(
+/** One request with the key, bounded in time; rejects on a network failure or timeout. */
+export async function call(
   url: string,
   options: {
     key?: string;
@@ -150,52 +147,26 @@ export function call(
   const headers: Record<string, string> = { ...options.headers };
   if (options.key !== undefined) headers.authorization = `Bearer ${options.key}`;
   const body = options.body === undefined ? undefined : JSON.stringify(options.body);
-  if (body !== undefined) {
-    headers['content-type'] = 'application/json';
-    headers['content-length'] = String(Buffer.byteLength(body));
-  }
+  if (body !== undefined) headers['content-type'] = 'application/json';
   const started = performance.now();
-  return new Promise((resolve, reject) => {
-    const sent = request(
-      url,
-      { method: options.method ?? (body === undefined ? 'GET' : 'POST'), agent, headers },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('error', reject);
-        response.on('end', () => {
-          clearTimeout(timer);
-          const received = new Headers();
-          const raw = response.rawHeaders;
-          for (let i = 0; i + 1 < raw.length; i += 2) {
-            received.append(raw[i] as string, raw[i + 1] as string);
-          }
-          const text = Buffer.concat(chunks).toString('utf8');
-          try {
-            resolve({
-              status: response.statusCode ?? 0,
-              headers: received,
-              body: text === '' ? undefined : (JSON.parse(text) as unknown),
-              ms: performance.now() - started,
-              at: Date.now(),
-            });
-          } catch (error) {
-            reject(error instanceof Error ? error : new Error(String(error)));
-          }
-        });
-      },
-    );
-    const timeoutMs = options.timeoutMs ?? 15_000;
-    const timer = setTimeout(
-      () => sent.destroy(new Error(`no answer from ${url} in ${timeoutMs} ms`)),
-      timeoutMs,
-    );
-    sent.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    sent.end(body);
+  const response = await requestText(url, {
+    method: options.method ?? (body === undefined ? 'GET' : 'POST'),
+    agent,
+    headers,
+    body,
+    timeoutMs: options.timeoutMs ?? 15_000,
   });
+  const received = new Headers();
+  const raw = response.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2)
+    received.append(raw[i] as string, raw[i + 1] as string);
+  return {
+    status: response.status,
+    headers: received,
+    body: response.text === '' ? undefined : (JSON.parse(response.text) as unknown),
+    ms: performance.now() - started,
+    at: Date.now(),
+  };
 }
 
 /** The error code of an Error body, or undefined. */

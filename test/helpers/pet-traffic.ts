@@ -1,4 +1,5 @@
-import { Agent, type IncomingHttpHeaders, request } from 'node:http';
+import { Agent } from 'node:http';
+import { requestText } from './raw-http.js';
 
 /** A pet as the API wrote it, with categoryId kept as its digits (it may be above 2^53). */
 export interface WirePet {
@@ -61,47 +62,6 @@ function errorCode(text: string): string | undefined {
 /** Connections kept between the creates of a file, as a client's would be. */
 const agent = new Agent({ keepAlive: true });
 
-/** One POST through node:http: fetch (undici) cost the test's side about twice the CPU a request. */
-function post(
-  url: string,
-  headers: Record<string, string>,
-  body: string,
-  timeoutMs: number,
-): Promise<{ status: number; headers: IncomingHttpHeaders; text: string }> {
-  return new Promise((resolve, reject) => {
-    const sent = request(
-      url,
-      {
-        method: 'POST',
-        agent,
-        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('error', reject);
-        res.on('end', () => {
-          clearTimeout(timer);
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            text: Buffer.concat(chunks).toString('utf8'),
-          });
-        });
-      },
-    );
-    const timer = setTimeout(
-      () => sent.destroy(new Error(`no answer in ${timeoutMs} ms`)),
-      timeoutMs,
-    );
-    sent.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    sent.end(body);
-  });
-}
-
 export async function sendCreate(
   url: string,
   key: string,
@@ -110,18 +70,19 @@ export async function sendCreate(
 ): Promise<void> {
   const started = performance.now();
   try {
-    const res = await post(
-      `${url}/v1/pets`,
-      {
+    const res = await requestText(`${url}/v1/pets`, {
+      method: 'POST',
+      agent,
+      headers: {
         authorization: `Bearer ${key}`,
         'content-type': 'application/json',
         ...(create.idempotencyKey === undefined
           ? {}
           : { 'idempotency-key': create.idempotencyKey }),
       },
-      create.body,
+      body: create.body,
       timeoutMs,
-    );
+    });
     create.status = res.status;
     create.replayed = res.headers['idempotent-replayed'] === 'true';
     const retryAfter = res.headers['retry-after'];
