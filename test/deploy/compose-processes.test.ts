@@ -1,12 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent, get } from 'node:http';
+import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestSchema, postgresFor } from '../helpers/postgres.js';
 import { adminClient, deleteKeysWithPrefix, eventually } from '../helpers/redis.js';
+import { requestText } from '../helpers/raw-http.js';
 import { freePortBlock, REPO_ROOT } from '../helpers/server-process.js';
 import { haproxyInstalled, requireService } from '../helpers/services.js';
 import { testRunEnv } from '../helpers/test-run.js';
@@ -377,17 +378,11 @@ describe.runIf(ready && (haproxyInstalled() || process.env.CI === 'true'))(SUITE
     // twice the CPU per request.
     const agent = new Agent({ keepAlive: false });
     const statuses = await Promise.all(
-      Array.from(
-        { length: BURST },
-        () =>
-          new Promise<number>((resolve) => {
-            const sent = get(`${lb}/healthz`, { agent }, (res) => {
-              res.resume();
-              res.once('end', () => resolve(res.statusCode ?? 0));
-              res.once('error', () => resolve(0));
-            });
-            sent.once('error', () => resolve(0));
-          }),
+      Array.from({ length: BURST }, () =>
+        requestText(`${lb}/healthz`, { method: 'GET', agent, headers: {}, timeoutMs: 60_000 }).then(
+          (res) => res.status,
+          () => 0,
+        ),
       ),
     );
     agent.destroy();
