@@ -21,7 +21,7 @@ import { credentialOf, handOverAdmission } from '../apps/public/api-key-guard.js
 import { routeTemplateOf } from '../route-info.js';
 import { apiPath } from '../scopes.js';
 import { framingRefusal } from '../request-framing.js';
-import { plainId, plainQuery } from './plain-request.js';
+import { knownPlainQuery, plainId } from './plain-request.js';
 
 /** Node's request listener, as Fastify hands it to the server: what a request goes to next. */
 export type RequestListener = (request: IncomingMessage, response: ServerResponse) => void;
@@ -61,6 +61,9 @@ interface FastRoute {
 type Read =
   | { route: FastRoute; kind: 'page'; query: PageQuery }
   | { route: FastRoute; kind: 'pet'; id: string };
+
+/** The query of `GET /v1/pets` without one, shared by those requests. */
+const DEFAULT_QUERY: PageQuery = Object.freeze({ limit: PAGE_SIZE.default });
 
 const route = (operation: PetOperation): FastRoute => ({
   operation,
@@ -104,11 +107,9 @@ export function createFastPath(deps: FastPathDependencies): ServeFirst {
     if (framingRefusal(request) !== undefined) return undefined;
     if (cors && headers.origin !== undefined) return undefined;
     const url = request.url ?? '';
-    if (url === listPath) {
-      return { route: routes.page, kind: 'page', query: { limit: PAGE_SIZE.default } };
-    }
+    if (url === listPath) return { route: routes.page, kind: 'page', query: DEFAULT_QUERY };
     if (url.startsWith(listPath) && url.charAt(listPath.length) === '?') {
-      const query = plainQuery(url.slice(listPath.length + 1));
+      const query = knownPlainQuery(url.slice(listPath.length + 1));
       return query && { route: routes.page, kind: 'page', query };
     }
     if (url.startsWith(petPrefix)) {
