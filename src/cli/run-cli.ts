@@ -4,7 +4,7 @@ import { type Config, ConfigError, loadConfigFromProcess } from '../config/confi
 import { processUrlSecrets, redactSecrets, urlSecrets } from '../config/redact.js';
 import type { Clock } from '../domain/clock.js';
 import { DomainError } from '../domain/errors.js';
-import { createServices, type Services } from '../services.js';
+import type { Services } from '../services.js';
 import {
   type Command,
   CommandError,
@@ -229,6 +229,9 @@ async function runLocal(command: LocalCommand, run: Run, io: CliIo): Promise<num
   let status = 0;
   try {
     config ??= loadConfigFromProcess();
+    // Loaded here, not with this module: help, --version, a usage error and `check` open no
+    // storage and need none of the services' modules (prom-client among them).
+    const { createServices } = await import('../services.js');
     services = await createServices(config, {
       migrate: command.migrateOnOpen,
       mustExist: command.needsExistingDatabase === true,
