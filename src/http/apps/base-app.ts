@@ -99,7 +99,9 @@ export async function createBaseApp(options: BaseAppOptions): Promise<FastifyIns
     // (Fastify's typings know only Ajv's builders; it calls the builder and uses what it returns
     // as setValidatorCompiler would.)
     schemaController: {
-      compilersFactory: { buildValidator: (() => validatorCompiler) as unknown as ValidatorBuilder },
+      compilersFactory: {
+        buildValidator: (() => validatorCompiler) as unknown as ValidatorBuilder,
+      },
     },
     // With tracing, everything done for a request runs inside the request's span.
     serverFactory: (handler, opts) => {
