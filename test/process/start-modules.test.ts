@@ -101,4 +101,17 @@ describe('a CLI command', () => {
       expect(urls.filter((url) => url.endsWith('/dist/services.js'))).toEqual([]);
     }
   }, 60_000);
+
+  it('that opens storage loads no metrics: it reports none', async () => {
+    const modules = moduleList();
+    const run = await runPetstore({ DATABASE_URL: tempDatabaseUrl(), ...modules.env }, [
+      'keys',
+      'list',
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    const loaded = packages(modules.read());
+    expect(loaded).toContain('kysely');
+    expect(loaded).not.toContain('prom-client');
+    expect(loaded).not.toContain('@opentelemetry/api');
+  }, 60_000);
 });
