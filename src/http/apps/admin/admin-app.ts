@@ -100,7 +100,10 @@ export async function buildAdminApp(deps: {
   app.get(
     ADMIN_SCOPE.documentPath,
     { schema: { hide: true }, onRequest: createAdminGuard(admin.admission, 'address') },
-    async () => app.swagger(),
+    async () => {
+      await app.loadSwagger();
+      return app.swagger();
+    },
   );
   refuseOtherMethods(app, ADMIN_SCOPE.documentPath, GET_HEAD);
   registerConsole(app, {
