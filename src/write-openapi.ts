@@ -17,7 +17,6 @@ const services = await createServices(loadConfig({ DATABASE_URL: 'sqlite::memory
 try {
   const app = await buildApp({ services });
   await app.ready();
-  await app.loadSwagger();
   const document: Record<string, unknown> = { ...app.swagger() };
   delete document.servers;
   writeFileSync(GENERATED_OPENAPI_FILE, `${JSON.stringify(document, null, 2)}\n`);

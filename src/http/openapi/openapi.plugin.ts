@@ -1,3 +1,4 @@
+import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../../config/config.js';
@@ -6,7 +7,6 @@ import { ADDRESS_LIMIT_PER_MINUTE } from '../../domain/rate-limits/rate-limiter.
 import { ERRORS } from '../errors/error-table.js';
 import { API_SECURITY_SCHEME, RATE_LIMIT_HEADERS } from './openapi-responses.js';
 import { API_SCOPE, isUnder, type PrefixScope } from '../scopes.js';
-import { registerLazySwagger } from './lazy-swagger.js';
 
 /** The one error table, as a Markdown table body for a document's description. */
 export const ERROR_TABLE = Object.entries(ERRORS)
@@ -110,12 +110,11 @@ export interface OpenApiDocument {
 /**
  * Registers @fastify/swagger so that it generates an OpenAPI 3.1 document from the route schemas,
  * the same ones that validate requests, so the two cannot drift apart. Must be registered before
- * the routes it describes. The package is loaded when the document is first asked for
- * (lazy-swagger.ts): `await app.loadSwagger()` before `app.swagger()`.
+ * the routes it describes.
  */
 export async function registerOpenApi(app: FastifyInstance, doc: OpenApiDocument): Promise<void> {
   const { prefix } = doc.scope;
-  await registerLazySwagger(app, {
+  await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
       info: { title: doc.title, version: '1.0.0', description: doc.description },

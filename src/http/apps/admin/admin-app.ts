@@ -100,10 +100,7 @@ export async function buildAdminApp(deps: {
   app.get(
     ADMIN_SCOPE.documentPath,
     { schema: { hide: true }, onRequest: createAdminGuard(admin.admission, 'address') },
-    async () => {
-      await app.loadSwagger();
-      return app.swagger();
-    },
+    async () => app.swagger(),
   );
   refuseOtherMethods(app, ADMIN_SCOPE.documentPath, GET_HEAD);
   registerConsole(app, {

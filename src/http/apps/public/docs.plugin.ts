@@ -60,9 +60,6 @@ export const docsPlugin = fp(
     // Its own scope, so the error handler below applies to the docs routes only.
     await app.register(async (docs) => {
       docs.setErrorHandler(answerStaticRefusal);
-      // Swagger UI's document routes call app.swagger(), whose package is loaded at first need
-      // (src/http/openapi/lazy-swagger.ts); after that, a resolved promise.
-      docs.addHook('onRequest', () => docs.loadSwagger());
       // A web page's browser headers, for these routes only; the CSP is the one below.
       await docs.register(helmet, { contentSecurityPolicy: false });
       await docs.register(swaggerUi, DOCS_OPTIONS);

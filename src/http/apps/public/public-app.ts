@@ -149,10 +149,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.get(
     API_SCOPE.documentPath,
     { schema: { hide: true }, onRequest: createGuard(admit, 'address') },
-    async () => {
-      await app.loadSwagger();
-      return app.swagger();
-    },
+    async () => app.swagger(),
   );
   refuseOtherMethods(app, API_SCOPE.documentPath, GET_HEAD);
   await app.register(v1Routes, {
