@@ -1,12 +1,10 @@
 import { flushCompileCache } from 'node:module';
 import { type Config, ConfigError, loadConfigFromProcess } from './config/config.js';
 import { processUrlSecrets, redactSecrets } from './config/redact.js';
-import { buildAdminApp } from './http/apps/admin/admin-app.js';
 import { buildApp } from './http/apps/public/public-app.js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { ApiServer } from './http/server/api-server.js';
-import { buildOpsApp } from './http/apps/ops/ops-app.js';
 import { createLogger } from './telemetry/logging/logger.js';
 import { createServices, type Services } from './services.js';
 import { BUILD_COMMIT, BUILD_VERSION } from './build-info.js';
@@ -95,15 +93,22 @@ async function main(): Promise<void> {
   await services.startBackgroundWork();
   // The admin API, when ADMIN_PORT is set: its own listener, closed with the pet API's (onClose
   // runs inside app.close(), so before storage closes).
-  const adminApp = config.admin ? await buildAdminApp({ services, logger }) : undefined;
+  // Each of these listeners' modules is loaded only when it is configured, before "listening".
+  const adminApp = config.admin
+    ? await import('./http/apps/admin/admin-app.js').then((m) =>
+        m.buildAdminApp({ services, logger }),
+      )
+    : undefined;
   if (adminApp) app.addHook('onClose', () => adminApp.close());
   // The operations endpoints, when OPS_PORT is set: its /readyz follows the public listener's drain.
   const opsApp = config.ops
-    ? await buildOpsApp({
-        services,
-        logger,
-        draining: () => app.server instanceof ApiServer && app.server.draining,
-      })
+    ? await import('./http/apps/ops/ops-app.js').then((m) =>
+        m.buildOpsApp({
+          services,
+          logger,
+          draining: () => app.server instanceof ApiServer && app.server.draining,
+        }),
+      )
     : undefined;
   if (opsApp) app.addHook('onClose', () => opsApp.close());
 

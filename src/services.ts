@@ -24,7 +24,7 @@ import { createStorage } from './storage/create-storage.js';
 import type { Tracing } from './telemetry/tracing.js';
 import { MemoryKeyChangeNotifier } from './storage/memory/memory-key-change-notifier.js';
 import { MemoryRateLimitStore } from './storage/memory/memory-rate-limit-store.js';
-import { createMetrics, type Metrics } from './telemetry/metrics.js';
+import type { Metrics } from './telemetry/metrics.js';
 
 /** What the services report about their own work: outages, background failures. */
 export interface ServiceLog {
@@ -37,8 +37,11 @@ export function loggedAuditLog(log: ServiceLog): AuditLog {
   return { recorded: (entry) => log.info({ audit: auditLogEntry(entry) }, 'key audit') };
 }
 
-/** Every store and service of one process, built from the configuration in one place. */
-export interface Services {
+/**
+ * Every store and service of one process but its metrics: what a CLI command gets
+ * (createStoreServices).
+ */
+export interface StoreServices {
   readonly config: Config;
   readonly clock: Clock;
   readonly storage: Storage;
@@ -56,8 +59,6 @@ export interface Services {
   /** Every operation on a key over its life (CLI and admin API), audited. */
   readonly keys: KeyManagementService;
   readonly dependencies: readonly Dependency[];
-  /** What /metrics reports: storage, Redis and every listener of the process feed it. */
-  readonly metrics: Metrics;
   /** The admin API's credentials, who gets in to it, and its idempotent creates and rolls. */
   readonly admin: {
     readonly tokens: AdminTokenService;
@@ -74,6 +75,12 @@ export interface Services {
    * `deadlineMs` bounds how long storage waits for writes still under way (Storage.close).
    */
   close(options?: CloseOptions): Promise<void>;
+}
+
+/** Every store and service of one process, built from the configuration in one place. */
+export interface Services extends StoreServices {
+  /** What /metrics reports: storage, Redis and every listener of the process feed it. */
+  readonly metrics: Metrics;
 }
 
 export interface ServiceOptions {
@@ -121,10 +128,29 @@ export async function createServices(
   config: Config,
   options: ServiceOptions = {},
 ): Promise<Services> {
+  const metrics = options.metrics ?? (await import('./telemetry/metrics.js')).createMetrics();
+  return openServices(config, options, metrics);
+}
+
+/**
+ * The services without metrics, for a CLI command: it reports none, and prom-client (with the
+ * OpenTelemetry API it requires) is not loaded for it. Storage and Redis are observed by no one.
+ */
+export function createStoreServices(
+  config: Config,
+  options: Omit<ServiceOptions, 'metrics'> = {},
+): Promise<StoreServices> {
+  return openServices(config, options, undefined);
+}
+
+async function openServices<M extends Metrics | undefined>(
+  config: Config,
+  options: ServiceOptions,
+  metrics: M,
+): Promise<StoreServices & { readonly metrics: M }> {
   const clock = options.clock ?? systemClock;
   const log = options.log;
   const auditLog = options.auditLog ?? (log ? loggedAuditLog(log) : undefined);
-  const metrics = options.metrics ?? createMetrics();
   const owned: Array<{ close(): Promise<void> }> = [];
   const timers: NodeJS.Timeout[] = [];
   try {
@@ -133,7 +159,7 @@ export async function createServices(
       (await createStorage(config.database, {
         migrate: options.migrate,
         mustExist: options.mustExist,
-        observer: metrics.storage,
+        ...(metrics ? { observer: metrics.storage } : {}),
         // As for Redis below: a clock passed in (tests) owns time; a ban's lift is dated by the
         // database's clock, which every server shares whatever the host running the CLI says.
         time: options.clock ? 'caller' : 'database',
@@ -165,7 +191,7 @@ export async function createServices(
       rateLimits = redis
         ? await redis.createRedisRateLimitStore(
             redis.config,
-            { onError: onRedisError, observer: metrics.redis },
+            { onError: onRedisError, ...(metrics ? { observer: metrics.redis } : {}) },
             // A clock passed in (tests) owns time; a server's windows follow Redis's clock.
             { time: options.clock ? 'caller' : 'redis' },
           )
@@ -175,7 +201,7 @@ export async function createServices(
     const keyChanges: KeyChangeNotifier = redis
       ? await redis.createRedisKeyChangeNotifier(redis.config, {
           onError: onRedisError,
-          observer: metrics.redis,
+          ...(metrics ? { observer: metrics.redis } : {}),
         })
       : new MemoryKeyChangeNotifier();
     owned.push(keyChanges);

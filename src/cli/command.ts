@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import type { Services } from '../services.js';
+import type { StoreServices } from '../services.js';
 
 /** The part of a stream the CLI needs; process.stdout fits, and so does a string collector in tests. */
 export interface Output {
@@ -8,7 +8,7 @@ export interface Output {
 
 export interface CommandContext {
   /** The same services the server builds, from the same configuration. */
-  readonly services: Services;
+  readonly services: StoreServices;
   /** Only what a script may want to capture: a new key, the key list, help. */
   readonly stdout: Output;
   /** Everything meant for the person at the terminal. */
@@ -174,9 +174,9 @@ export function keyIdCommand(spec: {
   summary: string;
   help: readonly string[];
   /** Throws the domain's key_not_found for an unknown id. */
-  act: (services: Services, id: string) => Promise<unknown>;
+  act: (services: StoreServices, id: string) => Promise<unknown>;
   /** What the key was before, when the message depends on it. */
-  before?: (services: Services, id: string) => Promise<unknown>;
+  before?: (services: StoreServices, id: string) => Promise<unknown>;
   done: (id: string, before: unknown) => string;
 }): Command {
   return {

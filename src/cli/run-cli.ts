@@ -4,7 +4,7 @@ import { type Config, ConfigError, loadConfigFromProcess } from '../config/confi
 import { processUrlSecrets, redactSecrets, urlSecrets } from '../config/redact.js';
 import type { Clock } from '../domain/clock.js';
 import { DomainError } from '../domain/errors.js';
-import { createServices, type Services } from '../services.js';
+import type { StoreServices } from '../services.js';
 import {
   type Command,
   CommandError,
@@ -225,15 +225,18 @@ async function runLocal(command: LocalCommand, run: Run, io: CliIo): Promise<num
   const { stdout, stderr } = io;
 
   let config = io.config;
-  let services: Services | undefined;
+  let services: StoreServices | undefined;
   let status = 0;
   try {
     config ??= loadConfigFromProcess();
-    services = await createServices(config, {
+    // Loaded here, not with this module: help, --version, a usage error and `check` open no
+    // storage and need none of the services' modules. No metrics: a command reports none.
+    const { createStoreServices } = await import('../services.js');
+    services = await createStoreServices(config, {
       migrate: command.migrateOnOpen,
       mustExist: command.needsExistingDatabase === true,
       // Passed on only when a test gave one: a clock passed in replaces the database's and Redis's
-      // shared clocks, and this host's may be wrong (createServices).
+      // shared clocks, and this host's may be wrong (createStoreServices).
       ...(io.clock ? { clock: io.clock } : {}),
       auditLog: cliAuditLog(config.auditLogFile, stderr),
     });

@@ -1,6 +1,5 @@
 import { type Command, CommandError, parseCommandArgs } from '../command.js';
 import { describeDatabase } from '../describe.js';
-import { checkDatabaseEnvironment } from '../../services.js';
 
 export const migrate: Command = {
   name: 'migrate',
@@ -36,6 +35,8 @@ export const migrate: Command = {
     return async ({ services, stderr }) => {
       // Checked, never claimed: a migration run without PETSTORE_ENV must not make a staging
       // database production's; the first server or key command records the environment.
+      // (services.js is loaded by now: the services were built from it.)
+      const { checkDatabaseEnvironment } = await import('../../services.js');
       await checkDatabaseEnvironment(services.storage, services.config.environment, {
         claim: false,
       });

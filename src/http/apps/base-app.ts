@@ -4,6 +4,7 @@ import Fastify, {
   type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
+  type FastifyServerOptions,
   LogController,
 } from 'fastify';
 import type { Config } from '../../config/config.js';
@@ -62,6 +63,10 @@ export interface BaseAppOptions {
   onArrival?: (() => void) | undefined;
 }
 
+type ValidatorBuilder = NonNullable<
+  NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']
+>['buildValidator'];
+
 /** A hop count means: trust that many proxies nearest to us (what proxy-addr does with a number). */
 function trustProxyOption(
   value: Config['trustProxy'],
@@ -87,7 +92,17 @@ export async function createBaseApp(options: BaseAppOptions): Promise<FastifyIns
   const first = options.serveFirst;
   const listener = (handler: RequestListener): RequestListener =>
     first === undefined ? handler : (request, response) => first(request, response, handler);
+  const validatorCompiler = createValidatorCompiler(options.schemas);
   const app = Fastify({
+    // Our validator from the start: without one here Fastify requires its Ajv compiler (Ajv's JTD
+    // half with it) when it is created, only for setValidatorCompiler below to replace it.
+    // (Fastify's typings know only Ajv's builders; it calls the builder and uses what it returns
+    // as setValidatorCompiler would.)
+    schemaController: {
+      compilersFactory: {
+        buildValidator: (() => validatorCompiler) as unknown as ValidatorBuilder,
+      },
+    },
     // With tracing, everything done for a request runs inside the request's span.
     serverFactory: (handler, opts) => {
       const serve = listener(handler);
@@ -133,7 +148,7 @@ export async function createBaseApp(options: BaseAppOptions): Promise<FastifyIns
   routeEveryMethod(app);
   app.decorateRequest('routeInfo', undefined);
   for (const schema of options.schemas) app.addSchema(schema);
-  app.setValidatorCompiler(createValidatorCompiler(options.schemas));
+  app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(async (request) => {
     throw noRouteFor(request);
