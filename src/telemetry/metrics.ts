@@ -1,6 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { BUILD_COMMIT, BUILD_VERSION } from '../build-info.js';
-import { seriesCache } from './series-cache.js';
+import { seriesCache, seriesCache2, seriesCache3 } from './series-cache.js';
 
 /** Pool connections as the storage observer reports them (src/storage/observer.ts). */
 interface PoolCounts {
@@ -166,11 +166,11 @@ export function createMetrics(): Metrics {
     labelNames: ['operation', 'plan'],
     registers,
   });
-  const answered = seriesCache((operation, method, status) =>
+  const answered = seriesCache3((operation, method, status) =>
     requests.labels(operation, method, status),
   );
   const timed = seriesCache((operation) => duration.labels(operation));
-  const deprecated = seriesCache((operation, plan) => deprecatedCalls.labels(operation, plan));
+  const deprecated = seriesCache2((operation, plan) => deprecatedCalls.labels(operation, plan));
   const queryTimer = seriesCache((statement) => queryDuration.labels(statement));
   const redisTimer = seriesCache((command) => redisDuration.labels(command));
 

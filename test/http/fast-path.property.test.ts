@@ -1,7 +1,12 @@
 import fc from 'fast-check';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { plainId, plainQuery } from '../../src/http/fast-path/plain-request.js';
+import {
+  KNOWN_QUERIES_MAX,
+  knownPlainQuery,
+  plainId,
+  plainQuery,
+} from '../../src/http/fast-path/plain-request.js';
 import {
   ListPetsQuerySchema,
   PetIdParamsSchema,
@@ -126,5 +131,23 @@ describe('the plain readings of the fast path', () => {
     });
     expect(plainId('9223372036854775807')).toBe('9223372036854775807');
     expect(plainId('9223372036854775808')).toBeUndefined();
+  });
+
+  it('read each query text as plainQuery does when it is read once per text, past the table bound', () => {
+    // Texts repeated and new, sharing their first characters, taken and refused, more than the
+    // table holds: each gets its own answer, the first time and again.
+    const texts: string[] = ['', 'limit=0', 'limit=1&limit=2', 'x=1'];
+    for (let i = 0; i < KNOWN_QUERIES_MAX + 60; i++) {
+      const status = i % 3 === 0 ? '&status=sold' : '';
+      const cursor = i % 7 === 0 ? `&cursor=c${i}` : '';
+      texts.push(`limit=${(i % 100) + 1}${status}${cursor}`);
+    }
+    for (let round = 0; round < 2; round++) {
+      for (const text of texts) {
+        const known = knownPlainQuery(text);
+        expect(known).toEqual(plainQuery(text));
+        if (known !== undefined) expect(Object.isFrozen(known)).toBe(true);
+      }
+    }
   });
 });

@@ -192,6 +192,51 @@ describe('the fast path', () => {
     },
   );
 
+  it.runIf(readsNow)(
+    'gives each answer its own headers when answers alternate: two pages, a pet, a 304, as the routes do',
+    async () => {
+      const { key } = await server().createKey('business');
+      const ids = await createPets(key, 4);
+      // Two pages of one pet each, both with a next page (their own Link and ETag), and a pet.
+      const pageA = `/v1/pets?limit=1&status=sold&cursor=${cursorAfter(ids[0]!)}`;
+      const pageB = `/v1/pets?limit=1&status=sold&cursor=${cursorAfter(ids[1]!)}`;
+      const pet = `/v1/pets/${ids[3]!}`;
+      const get = (path: string, headers: Record<string, string> = {}) =>
+        call(server(), 'GET', path, { key, headers });
+      const byRoute = routeCalls(server());
+      // The routes' answers first (which cache what they read).
+      const readsNow = vi.spyOn(server().services.pets, 'listsNow', 'get').mockReturnValue(false);
+      const route = { a: await get(pageA), b: await get(pageB), pet: await get(pet) };
+      readsNow.mockRestore();
+      expect(byRoute()).toBe(3);
+      expect(route.a.headers.get('link')).not.toBe(route.b.headers.get('link'));
+      expect(route.a.headers.get('etag')).not.toBe(route.b.headers.get('etag'));
+
+      // Then the fast path's, alternating, each as the route gave it.
+      for (const [path, expected] of [
+        [pageA, route.a],
+        [pageB, route.b],
+        [pet, route.pet],
+        [pageB, route.b],
+        [pageA, route.a],
+      ] as const) {
+        const fast = await get(path);
+        expect(fast.status).toBe(200);
+        expect(fast.text).toBe(expected.text);
+        expect(steady(fast.headers)).toEqual(steady(expected.headers));
+      }
+      const etagA = route.a.headers.get('etag') ?? '';
+      const notModified = await get(pageA, { 'if-none-match': etagA });
+      expect(notModified.status).toBe(304);
+      expect(notModified.headers.get('etag')).toBe(etagA);
+      expect(notModified.headers.get('link')).toBe(route.a.headers.get('link'));
+      expect(notModified.headers.get('content-type')).toBeNull();
+      const again = await get(pageB);
+      expect(steady(again.headers)).toEqual(steady(route.b.headers));
+      expect(byRoute()).toBe(3);
+    },
+  );
+
   it('answers a cached pet as the route does, deprecation headers and deprecated calls included', async () => {
     const { key, id } = await server().createKey('pro');
     const [petId] = await createPets(key, 1);

@@ -10,7 +10,13 @@ const DAY_MS = 86_400_000;
  * the next one. Entries: one per key in use per day, so bounded by the keys that exist.
  */
 export class KeyUsageCounter {
-  private pending = new Map<string, UsageCount>();
+  /**
+   * By UTC day, then key id: looked up with the strings at hand (the day kept below, the key's
+   * id), never a key built per request.
+   */
+  private pending = new Map<string, Map<string, UsageCount>>();
+  /** Counts held in `pending`. */
+  private counts = 0;
   private flushing: Promise<void> | undefined;
   // The UTC day of the last count and its bounds: formatting a date per request cost as much as
   // the rest of the count, so it is done once per day instead.
@@ -24,7 +30,7 @@ export class KeyUsageCounter {
   ) {}
 
   get size(): number {
-    return this.pending.size;
+    return this.counts;
   }
 
   record(keyId: string, admitted: boolean): void {
@@ -34,34 +40,42 @@ export class KeyUsageCounter {
       this.dayEnd = this.dayStart + DAY_MS;
       this.day = utcDay(now);
     }
-    const day = this.day;
-    const slot = `${keyId} ${day}`;
-    let count = this.pending.get(slot);
-    if (count === undefined) {
-      count = { keyId, day, admitted: 0, refused: 0 };
-      this.pending.set(slot, count);
-    }
+    const count = this.countOf(keyId, this.day);
     if (admitted) count.admitted += 1;
     else count.refused += 1;
+  }
+
+  /** The pending count of a key and day, made at zero when there is none. */
+  private countOf(keyId: string, day: string): UsageCount {
+    let byKey = this.pending.get(day);
+    if (byKey === undefined) {
+      byKey = new Map();
+      this.pending.set(day, byKey);
+    }
+    let count = byKey.get(keyId);
+    if (count === undefined) {
+      count = { keyId, day, admitted: 0, refused: 0 };
+      byKey.set(keyId, count);
+      this.counts += 1;
+    }
+    return count;
   }
 
   /** Writes what was counted so far; one write at a time, so counts are handed back in order. */
   async flush(): Promise<void> {
     while (this.flushing !== undefined) await this.flushing;
-    if (this.pending.size === 0) return;
-    const batch = [...this.pending.values()];
+    if (this.counts === 0) return;
+    const batch: UsageCount[] = [];
+    for (const byKey of this.pending.values()) batch.push(...byKey.values());
     this.pending = new Map();
+    this.counts = 0;
     this.flushing = this.store.add(batch).then(
       () => undefined,
       (error: unknown) => {
         for (const count of batch) {
-          const slot = `${count.keyId} ${count.day}`;
-          const kept = this.pending.get(slot);
-          if (kept === undefined) this.pending.set(slot, count);
-          else {
-            kept.admitted += count.admitted;
-            kept.refused += count.refused;
-          }
+          const kept = this.countOf(count.keyId, count.day);
+          kept.admitted += count.admitted;
+          kept.refused += count.refused;
         }
         throw error;
       },

@@ -57,8 +57,11 @@ export class AnswerRecorder {
   readonly #logsAnswers: boolean;
   readonly #options: AnswerRecorderOptions;
   readonly #random: () => number;
-  /** The access line's logger of each matched route and status, by `method template status`. */
-  readonly #routeLoggers = new Map<string, AnswerLogger>();
+  /**
+   * The access line's logger of each matched route, method and status, by template, then method,
+   * then status: looked up with the values the request already holds, no key built per request.
+   */
+  readonly #routeLoggers = new Map<string, Map<string, Map<number, AnswerLogger>>>();
 
   constructor(options: AnswerRecorderOptions) {
     const level = options.logger?.level ?? 'silent';
@@ -129,11 +132,20 @@ export class AnswerRecorder {
    * statuses the service answers with.
    */
   #routeLogger(logger: AnswerLogger, route: string, method: string, status: number): AnswerLogger {
-    const name = `${method} ${route} ${status}`;
-    let child = this.#routeLoggers.get(name);
+    let byMethod = this.#routeLoggers.get(route);
+    if (byMethod === undefined) {
+      byMethod = new Map();
+      this.#routeLoggers.set(route, byMethod);
+    }
+    let byStatus = byMethod.get(method);
+    if (byStatus === undefined) {
+      byStatus = new Map();
+      byMethod.set(method, byStatus);
+    }
+    let child = byStatus.get(status);
     if (child === undefined) {
       child = logger.child({ method, route, status });
-      this.#routeLoggers.set(name, child);
+      byStatus.set(status, child);
     }
     return child;
   }

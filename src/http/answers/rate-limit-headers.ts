@@ -41,12 +41,13 @@ export function rateLimitHeaderValues(state: RateState): string[] {
   ];
 }
 
-/** The same headers pushed onto `into` as pairs for Node's writeHead (name, value, ...). */
-export function pushRateLimitPairs(state: RateState, into: string[]): void {
+/**
+ * The same values written into header pairs laid out for Node's writeHead (name, value, ...):
+ * the first at `at`, each next one two places on, after its name.
+ */
+export function writeRateLimitValues(state: RateState, into: string[], at: number): void {
   const values = rateLimitHeaderValues(state);
-  for (let i = 0; i < values.length; i++) {
-    into.push(RATE_LIMIT_VALUE_HEADERS[i] as string, values[i] as string);
-  }
+  for (let i = 0; i < values.length; i++) into[at + 2 * i] = values[i] as string;
 }
 
 /**

@@ -14,14 +14,14 @@ import type { AnswerRecorder } from '../answers/answer-recorder.js';
 import type { CachedAnswer, Sent } from '../answers/cached-answer.js';
 import { answerFor as sentFor } from '../answers/conditional-answer.js';
 import { GET_PET, LIST_PETS, type PetAnswers, type PetOperation } from '../answers/pet-answers.js';
-import { pushRateLimitPairs } from '../answers/rate-limit-headers.js';
+import { RATE_LIMIT_VALUE_HEADERS, writeRateLimitValues } from '../answers/rate-limit-headers.js';
 import { requestIdFor } from '../answers/request-id.js';
 import { answerPairs, revalidatedHeadersFor } from '../answers/response-headers.js';
 import { credentialOf, handOverAdmission } from '../apps/public/api-key-guard.js';
 import { routeTemplateOf } from '../route-info.js';
 import { apiPath } from '../scopes.js';
 import { framingRefusal } from '../request-framing.js';
-import { plainId, plainQuery } from './plain-request.js';
+import { knownPlainQuery, plainId } from './plain-request.js';
 
 /** Node's request listener, as Fastify hands it to the server: what a request goes to next. */
 export type RequestListener = (request: IncomingMessage, response: ServerResponse) => void;
@@ -62,6 +62,9 @@ type Read =
   | { route: FastRoute; kind: 'page'; query: PageQuery }
   | { route: FastRoute; kind: 'pet'; id: string };
 
+/** The query of `GET /v1/pets` without one, shared by those requests. */
+const DEFAULT_QUERY: PageQuery = Object.freeze({ limit: PAGE_SIZE.default });
+
 const route = (operation: PetOperation): FastRoute => ({
   operation,
   admission: {
@@ -88,6 +91,26 @@ export function createFastPath(deps: FastPathDependencies): ServeFirst {
   // Laid out once; each answer copies it and fills in its request id. Both operations' answers may
   // be revalidated and vary by coding.
   const everyAnswer = answerPairs('', revalidatedHeadersFor(deps.answerHeaders));
+  const rateLimitsAt = everyAnswer.length;
+  /**
+   * The headers of each representation sent (a cached answer's identity 200, a 304, a compressed
+   * 200), laid out once as writeHead takes them: the headers of every answer, the rate-limit
+   * headers' names with their values left blank, then the representation's own. Each request
+   * copies its layout and fills in its request id and rate-limit values. By the Sent object, which
+   * never changes and goes with its answer.
+   */
+  const layouts = new WeakMap<Sent, readonly string[]>();
+  const layoutOf = (sent: Sent): readonly string[] => {
+    let layout = layouts.get(sent);
+    if (layout === undefined) {
+      const made = everyAnswer.slice();
+      for (const name of RATE_LIMIT_VALUE_HEADERS) made.push(name, '');
+      for (const part of sent.headers) made.push(part);
+      layout = made;
+      layouts.set(sent, layout);
+    }
+    return layout;
+  };
   const listPath = apiPath(LIST_PETS.path);
   const petPrefix = `${listPath}/`;
   const routes = { page: route(LIST_PETS), pet: route(GET_PET) };
@@ -104,11 +127,9 @@ export function createFastPath(deps: FastPathDependencies): ServeFirst {
     if (framingRefusal(request) !== undefined) return undefined;
     if (cors && headers.origin !== undefined) return undefined;
     const url = request.url ?? '';
-    if (url === listPath) {
-      return { route: routes.page, kind: 'page', query: { limit: PAGE_SIZE.default } };
-    }
+    if (url === listPath) return { route: routes.page, kind: 'page', query: DEFAULT_QUERY };
     if (url.startsWith(listPath) && url.charAt(listPath.length) === '?') {
-      const query = plainQuery(url.slice(listPath.length + 1));
+      const query = knownPlainQuery(url.slice(listPath.length + 1));
       return query && { route: routes.page, kind: 'page', query };
     }
     if (url.startsWith(petPrefix)) {
@@ -147,10 +168,9 @@ export function createFastPath(deps: FastPathDependencies): ServeFirst {
     if (found === undefined) return false;
     const requestId = requestIdFor(request);
     const write = (sent: Sent) => {
-      const headers = everyAnswer.slice();
+      const headers = layoutOf(sent).slice();
       headers[1] = requestId;
-      pushRateLimitPairs(decision.rate, headers);
-      for (const part of sent.headers) headers.push(part);
+      writeRateLimitValues(decision.rate, headers, rateLimitsAt + 1);
       response.writeHead(sent.status, headers);
       if (sent.latin1 === undefined) response.end(sent.body);
       else response.end(sent.latin1, 'latin1');

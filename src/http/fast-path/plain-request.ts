@@ -28,6 +28,26 @@ export function plainQuery(text: string): PageQuery | undefined {
 }
 
 /**
+ * Clients repeat few distinct queries (each its own page size and filter), so each text is read
+ * once: plainQuery's answer, frozen, since every request of that text shares it. Forgotten all at
+ * once when the table is full, so made-up queries cannot grow it.
+ */
+const knownQueries = new Map<string, PageQuery | null>();
+export const KNOWN_QUERIES_MAX = 256;
+
+/** plainQuery, read once per distinct text. */
+export function knownPlainQuery(text: string): PageQuery | undefined {
+  let query = knownQueries.get(text);
+  if (query === undefined) {
+    if (knownQueries.size >= KNOWN_QUERIES_MAX) knownQueries.clear();
+    const read = plainQuery(text);
+    query = read === undefined ? null : Object.freeze(read);
+    knownQueries.set(text, query);
+  }
+  return query ?? undefined;
+}
+
+/**
  * A pet id in its plain form (no sign, no leading zero) within int64, as that text; else
  * undefined. Only the 19-digit ids need a BigInt to tell.
  */

@@ -305,7 +305,9 @@ export class ApiServer extends http.Server {
     connection.inFlight.set(response, request);
     connection.latest = request;
     let handed = false;
-    response.once('close', () => {
+    // `on`, not `once`: a response closes once, and `once` would wrap the listener and remove it
+    // again on every request.
+    response.on('close', () => {
       connection.inFlight.delete(response);
       if (handed) handedBack(socket, connection);
       if (connection.closing && connection.inFlight.size === 0) closeAfterWrites(socket);
