@@ -21,19 +21,42 @@ function listenable(port: number): Promise<boolean> {
   });
 }
 
+/** Ports this process has handed out: a test often takes several before any of them listens. */
+const handedOut = new Set<number>();
+
 /**
- * A port p where p..p+count-1 are all free, for a script that puts its instances on the ports
- * after its own. It lies below the kernel's ephemeral range (32768 and up), so the suite's many
- * outgoing connections cannot take one of them between this check and the script's listen.
+ * The part of 20000-31999 this process draws from: vitest numbers the workers running at once
+ * (VITEST_POOL_ID, 1 to maxWorkers), and each takes a slice of its own, so that two files never
+ * pick the same port before either listens. Outside vitest, the whole range.
+ */
+function portRange(): { low: number; size: number } {
+  const slices = 8;
+  const size = 12_000 / slices;
+  const poolId = Number(process.env.VITEST_POOL_ID);
+  if (!Number.isInteger(poolId) || poolId < 1) return { low: 20_000, size: 12_000 };
+  return { low: 20_000 + ((poolId - 1) % slices) * size, size };
+}
+
+/**
+ * A port p where p..p+count-1 are all free, and none handed out before by this process, for a
+ * script that puts its instances on the ports after its own. It lies below the kernel's ephemeral
+ * range (32768 and up), so the suite's many outgoing connections cannot take one of them between
+ * this check and the script's listen.
  */
 export async function freePortBlock(count: number): Promise<number> {
+  const { low, size } = portRange();
   for (let attempt = 0; attempt < 200; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * (12_000 - count));
+    const base = low + Math.floor(Math.random() * (size - count));
     let free = true;
-    for (let port = base; free && port < base + count; port++) free = await listenable(port);
-    if (free) return base;
+    for (let port = base; free && port < base + count; port++) {
+      free = !handedOut.has(port) && (await listenable(port));
+    }
+    if (free) {
+      for (let port = base; port < base + count; port++) handedOut.add(port);
+      return base;
+    }
   }
-  throw new Error(`no ${count} free ports in a row below 32000`);
+  throw new Error(`no ${count} free ports in a row in ${low}-${low + size - 1}`);
 }
 
 /**
