@@ -1,6 +1,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { freePort, freePortBlock } from '../helpers/server-process.js';
 
+/** Math.random itself, for the draws after the forced ones: earlier files may hold any port. */
+const random = Math.random.bind(Math);
+
 afterEach(() => {
   vi.restoreAllMocks();
 });
@@ -11,14 +14,17 @@ describe('freePort (test helper)', () => {
     vi.spyOn(Math, 'random')
       .mockReturnValueOnce(0.25)
       .mockReturnValueOnce(0.25)
-      .mockReturnValue(0.75);
+      .mockImplementation(random);
     const first = await freePort();
     const second = await freePort();
     expect(second).not.toBe(first);
   });
 
   it('keeps a block clear of every port handed out before', async () => {
-    vi.spyOn(Math, 'random').mockReturnValueOnce(0.5).mockReturnValueOnce(0.5).mockReturnValue(0.1);
+    vi.spyOn(Math, 'random')
+      .mockReturnValueOnce(0.5)
+      .mockReturnValueOnce(0.5)
+      .mockImplementation(random);
     const port = await freePort();
     const base = await freePortBlock(4);
     expect(port >= base && port < base + 4).toBe(false);
