@@ -4,8 +4,8 @@
  * counted; this spares the lookup and the child's allocation.) One Map per label, keyed by the
  * values the caller already holds, so that a lookup builds no key of its own on each request.
  */
-export function seriesCache<S>(lookUp: (a: string) => S): (a: string) => S {
-  const series = new Map<string, S>();
+export function seriesCache<A = string, S = unknown>(lookUp: (a: A) => S): (a: A) => S {
+  const series = new Map<A, S>();
   return (a) => {
     let found = series.get(a);
     if (found === undefined) {
@@ -17,8 +17,10 @@ export function seriesCache<S>(lookUp: (a: string) => S): (a: string) => S {
 }
 
 /** seriesCache for a metric of two labels. */
-export function seriesCache2<S>(lookUp: (a: string, b: string) => S): (a: string, b: string) => S {
-  const byFirst = new Map<string, (b: string) => S>();
+export function seriesCache2<A = string, B = string, S = unknown>(
+  lookUp: (a: A, b: B) => S,
+): (a: A, b: B) => S {
+  const byFirst = new Map<A, (b: B) => S>();
   return (a, b) => {
     let rest = byFirst.get(a);
     if (rest === undefined) {
@@ -30,10 +32,10 @@ export function seriesCache2<S>(lookUp: (a: string, b: string) => S): (a: string
 }
 
 /** seriesCache for a metric of three labels. */
-export function seriesCache3<S>(
-  lookUp: (a: string, b: string, c: string) => S,
-): (a: string, b: string, c: string) => S {
-  const byFirst = new Map<string, (b: string, c: string) => S>();
+export function seriesCache3<A = string, B = string, C = string, S = unknown>(
+  lookUp: (a: A, b: B, c: C) => S,
+): (a: A, b: B, c: C) => S {
+  const byFirst = new Map<A, (b: B, c: C) => S>();
   return (a, b, c) => {
     let rest = byFirst.get(a);
     if (rest === undefined) {

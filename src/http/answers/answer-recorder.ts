@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { loggableUrl } from '../../telemetry/logging/logger.js';
 import type { Metrics } from '../../telemetry/metrics.js';
+import { seriesCache3 } from '../../telemetry/series-cache.js';
 import type { RequestTracing } from '../../telemetry/tracing.js';
 
 /** What is known of a request once it is answered, whichever path answered it. */
@@ -58,10 +59,10 @@ export class AnswerRecorder {
   readonly #options: AnswerRecorderOptions;
   readonly #random: () => number;
   /**
-   * The access line's logger of each matched route, method and status, by template, then method,
-   * then status: looked up with the values the request already holds, no key built per request.
+   * The access line's logger of each matched route, method and status (seriesCache3: looked up
+   * with the values the request already holds), made from the first logger that asks.
    */
-  readonly #routeLoggers = new Map<string, Map<string, Map<number, AnswerLogger>>>();
+  #routeLoggers: ((route: string, method: string, status: number) => AnswerLogger) | undefined;
 
   constructor(options: AnswerRecorderOptions) {
     const level = options.logger?.level ?? 'silent';
@@ -132,21 +133,9 @@ export class AnswerRecorder {
    * statuses the service answers with.
    */
   #routeLogger(logger: AnswerLogger, route: string, method: string, status: number): AnswerLogger {
-    let byMethod = this.#routeLoggers.get(route);
-    if (byMethod === undefined) {
-      byMethod = new Map();
-      this.#routeLoggers.set(route, byMethod);
-    }
-    let byStatus = byMethod.get(method);
-    if (byStatus === undefined) {
-      byStatus = new Map();
-      byMethod.set(method, byStatus);
-    }
-    let child = byStatus.get(status);
-    if (child === undefined) {
-      child = logger.child({ method, route, status });
-      byStatus.set(status, child);
-    }
-    return child;
+    this.#routeLoggers ??= seriesCache3((template: string, verb: string, code: number) =>
+      logger.child({ method: verb, route: template, status: code }),
+    );
+    return this.#routeLoggers(route, method, status);
   }
 }
