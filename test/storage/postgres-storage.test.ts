@@ -263,6 +263,26 @@ describe.runIf(available)('PostgreSQL storage', () => {
         await storage.close();
       }
     });
+    it('applies nothing and waits for no lock when every migration is applied', async () => {
+      const { storage } = await freshStorage();
+      try {
+        await storage.migrate();
+        // An instance migrating meanwhile (a release's first start) holds the lock for seconds;
+        // the others, up to date, start without waiting for it.
+        const release = await schemas.hold('SELECT pg_advisory_xact_lock(1885697139, 1)');
+        try {
+          const waited = await Promise.race([
+            storage.migrate(),
+            sleep(scaled(2_000)).then(() => 'still waiting'),
+          ]);
+          expect(waited).toEqual([]);
+        } finally {
+          await release();
+        }
+      } finally {
+        await storage.close();
+      }
+    });
   });
 
   describe('pool', () => {

@@ -86,6 +86,20 @@ export function horizonLagMsFor(statementTimeoutMs: number): number {
 
 type Migrate<T> = (db: Kysely<Database>, options: MigrateOptions) => Promise<T>;
 
+/** The schema the service's tables are in: the first of the search_path that exists. */
+async function currentSchema(db: Kysely<Database>): Promise<string> {
+  const { rows } = await sql<{ schema: string | null }>`SELECT current_schema() AS schema`.execute(
+    db,
+  );
+  const schema = rows[0]?.schema ?? null;
+  if (schema === null) {
+    throw new Error(
+      'no schema of the search_path exists in this database; create it or fix the search_path',
+    );
+  }
+  return schema;
+}
+
 /**
  * Runs `migrate` on one dedicated connection holding a session advisory lock, so that instances
  * starting together apply each migration once: the others wait, then find nothing pending. The
@@ -104,16 +118,7 @@ async function withMigrationLock<T>(config: PostgresConfig, migrate: Migrate<T>)
         connection,
       );
       try {
-        const { rows } = await sql<{
-          schema: string | null;
-        }>`SELECT current_schema() AS schema`.execute(connection);
-        const schema = rows[0]?.schema ?? null;
-        if (schema === null) {
-          throw new Error(
-            'no schema of the search_path exists in this database; create it or fix the search_path',
-          );
-        }
-        return await migrate(connection, { migrationTableSchema: schema });
+        return await migrate(connection, { migrationTableSchema: await currentSchema(connection) });
       } finally {
         // Ending this pool below closes the session, which releases the lock in any case; an
         // unlock failing on a dead connection must not hide the error that explains why.
@@ -149,12 +154,19 @@ export function createPostgresStorage(
     generation: new PostgresStoreGeneration(db, horizon),
     adminTokens: new SqlAdminTokenStore(db, writes),
     adminIdempotency: new SqlAdminIdempotencyStore(db, writes),
-    migrate: () =>
-      withMigrationLock(config, async (connection, options) => {
-        const applied = await migrate(connection, POSTGRES_MIGRATIONS, 'latest', options);
+    async migrate() {
+      // Nothing is pending at every start but a release's first: that is answered on the request
+      // pool, without waiting for the lock while other instances start (they would apply nothing).
+      const options = { migrationTableSchema: await currentSchema(db) };
+      if ((await migrationStatus(db, POSTGRES_MIGRATIONS, options)).pending.length === 0) {
+        return migrate(db, POSTGRES_MIGRATIONS, 'latest', options);
+      }
+      return withMigrationLock(config, async (connection, lockedOptions) => {
+        const applied = await migrate(connection, POSTGRES_MIGRATIONS, 'latest', lockedOptions);
         if (applied.length > 0) await bumpStoreGeneration(connection);
         return applied;
-      }),
+      });
+    },
     migrateDown: () =>
       withMigrationLock(config, (connection, options) =>
         migrate(connection, POSTGRES_MIGRATIONS, 'down', options),

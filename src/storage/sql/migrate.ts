@@ -51,13 +51,13 @@ async function appliedNames(db: AnyDb, options: MigrateOptions): Promise<string[
  * are left in place and named. One among its own is a gap, not a later release: refused, as is
  * reverting (`down`) past them, which only the release that knows them can do.
  */
-async function withNewer(
-  db: AnyDb,
+function withNewer(
+  applied: readonly string[],
   migrations: Record<string, Migration>,
   direction: 'latest' | 'down',
   options: MigrateOptions,
-): Promise<Record<string, Migration>> {
-  const unknown = (await appliedNames(db, options)).filter((name) => !(name in migrations)).sort();
+): Record<string, Migration> {
+  const unknown = applied.filter((name) => !(name in migrations)).sort();
   if (unknown.length === 0) return migrations;
   const newestKnown = Object.keys(migrations).sort().at(-1) ?? '';
   const amongOurs = unknown.filter((name) => name.localeCompare(newestKnown) <= 0);
@@ -116,7 +116,13 @@ export async function migrate(
   direction: 'latest' | 'down',
   options: MigrateOptions = {},
 ): Promise<string[]> {
-  const runner = migrator(db, await withNewer(db, migrations, direction, options), options);
+  const applied = await appliedNames(db, options);
+  const all = withNewer(applied, migrations, direction, options);
+  // Every start after a release's first finds nothing to apply: Kysely's Migrator would still
+  // look its tables up again and take its lock in a transaction, so it is not built then.
+  const done = new Set(applied);
+  if (direction === 'latest' && Object.keys(migrations).every((name) => done.has(name))) return [];
+  const runner = migrator(db, all, options);
   return check(await (direction === 'latest' ? runner.migrateToLatest() : runner.migrateDown()));
 }
 
