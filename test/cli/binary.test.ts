@@ -48,6 +48,35 @@ describe('the petstore binary, run as a user runs it', () => {
     }
   });
 
+  it("exits with the command's status soon after it ends, even when a connection is left open", () => {
+    // A listening socket opened before the CLI starts (given through --import), as a connection
+    // that never finishes closing would be: without the exit grace, the command never ends.
+    const listen = 'import net from "node:net"; net.createServer().listen(0, "127.0.0.1");';
+    const started = Date.now();
+    const result = spawnSync(
+      'node',
+      [`--import=data:text/javascript,${encodeURIComponent(listen)}`, BIN, 'keys', 'list'],
+      {
+        cwd: REPO_ROOT,
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: process.env.HOME ?? '',
+          ...testRunEnv(),
+          DATABASE_URL: tempDatabaseUrl(),
+        },
+        encoding: 'utf8',
+        timeout: 20_000,
+      },
+    );
+    expect(result.signal).toBeNull();
+    expect(result.status).toBe(0);
+    expect(result.stderr).toMatch(/No API keys yet/);
+    expect(result.stderr).toMatch(
+      /a connection was still open 2 s after the command ended; exiting/,
+    );
+    expect(Date.now() - started).toBeLessThan(15_000);
+  });
+
   it('creates a key, lists it without the key, and revokes it', () => {
     const db = tempDatabaseUrl();
 
