@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Agent } from 'node:http';
 import { untilReady } from './bad-days.js';
 import { createKey } from '../cli/cli-harness.js';
@@ -89,26 +92,70 @@ export function runPetstore(
   args: readonly string[],
   timeoutMs = 20_000,
 ): Promise<CliRun> {
+  // A CLI still running at the deadline is first asked for Node's diagnostic report, so that its
+  // stderr names what kept it from exiting (sockets, timers), then killed.
+  const reports = mkdtempSync(join(tmpdir(), 'petstore-cli-report-'));
+  const reportOptions = `--report-on-signal --report-signal=SIGUSR2 --report-directory=${reports}`;
   return new Promise((resolve, reject) => {
     const child = spawn('node', ['dist/cli/main.js', ...args], {
       cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...testRunEnv(), ...env },
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        ...testRunEnv(),
+        ...env,
+        NODE_OPTIONS: `${env.NODE_OPTIONS ?? ''} ${reportOptions}`.trim(),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.once('error', (error) => {
+    let kill: NodeJS.Timeout | undefined;
+    const timer = setTimeout(() => {
+      child.kill('SIGUSR2');
+      kill = setTimeout(() => child.kill('SIGKILL'), 2_000);
+    }, timeoutMs);
+    const done = () => {
       clearTimeout(timer);
+      clearTimeout(kill);
+      rmSync(reports, { recursive: true, force: true });
+    };
+    child.once('error', (error) => {
+      done();
       reject(error);
     });
     child.once('close', (code) => {
-      clearTimeout(timer);
+      if (kill !== undefined) {
+        stderr += `\n[runPetstore] still running after ${timeoutMs} ms, killed; ${activeHandles(reports)}\n`;
+      }
+      done();
       resolve({ code, stdout, stderr, endedAt: Date.now() });
     });
   });
+}
+
+/** The handles that kept a process alive, from the diagnostic report it wrote into `folder`. */
+function activeHandles(folder: string): string {
+  const file = readdirSync(folder).find((name) => name.endsWith('.json'));
+  if (file === undefined) return 'it wrote no diagnostic report';
+  const report = JSON.parse(readFileSync(join(folder, file), 'utf8')) as {
+    libuv?: Array<Record<string, unknown>>;
+  };
+  const handles = (report.libuv ?? [])
+    .filter((handle) => handle.is_active === true && handle.is_referenced === true)
+    .filter(
+      (handle) =>
+        !['async', 'check', 'prepare', 'idle', 'loop', 'signal'].includes(String(handle.type)),
+    )
+    .map((handle) =>
+      [handle.type, handle.localEndpoint, handle.remoteEndpoint, handle.filename]
+        .filter((part) => part !== undefined && part !== null)
+        .map((part) => (typeof part === 'string' ? part : JSON.stringify(part)))
+        .join(' '),
+    );
+  return `handles keeping it running: ${handles.join('; ') || 'none'}`;
 }
 
 /** `keys create` through the CLI (run in this process); returns the key and its id. */
