@@ -236,6 +236,8 @@ describe.runIf(available)(SUITE, () => {
     console.info(
       `[cluster] revocation (${name}): refused by the three after ${delays.join('/')} ms`,
     );
-    expect(Math.max(...delays)).toBeLessThan(scaled(1_000));
+    // Heard through the announcement: an instance that missed it would still refuse the key
+    // within about a second, when it next reads the key change count, so that is not enough.
+    expect(Math.max(...delays)).toBeLessThan(scaled(500));
   }
 });

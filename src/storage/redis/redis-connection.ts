@@ -128,6 +128,12 @@ function openCluster(config: RedisConfig, nodes: readonly RedisNode[], name: str
       retryDelayOnFailover: 0,
       retryDelayOnClusterDown: 0,
       slotsRefreshTimeout: Math.max(config.commandTimeoutMs, 1_000),
+      // ioredis's ready check sends CLUSTER INFO to a random node as soon as the slots are known;
+      // with no offline queue it fails at once when that node is still connecting (connected
+      // eagerly above), and the client starts over: a CLI run's one PUBLISH then failed now and
+      // then. Each master's own connection is what firstConnectionAttempt and pingRedis wait
+      // for, and a master that is down fails only its own slots, as during an outage.
+      enableReadyCheck: false,
     },
   );
   return cluster;
