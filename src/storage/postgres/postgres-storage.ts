@@ -4,7 +4,12 @@ import { NO_STORAGE_OBSERVER, type StorageObserver } from '../observer.js';
 import type { Database } from '../sql/database.js';
 import type { DialectTraits, SqlWrites, StorageTime } from '../sql/dialect-traits.js';
 import { databaseEnvironment } from '../sql/database-environment.js';
-import { migrate, type MigrateOptions, migrationStatus } from '../sql/migrate.js';
+import {
+  migrate,
+  migrateIfUpToDate,
+  type MigrateOptions,
+  migrationStatus,
+} from '../sql/migrate.js';
 import { SqlAdminIdempotencyStore } from '../sql/sql-admin-idempotency-store.js';
 import { SqlAdminTokenStore } from '../sql/sql-admin-token-store.js';
 import { SqlApiKeyStore } from '../sql/sql-api-key-store.js';
@@ -158,14 +163,14 @@ export function createPostgresStorage(
       // Nothing is pending at every start but a release's first: that is answered on the request
       // pool, without waiting for the lock while other instances start (they would apply nothing).
       const options = { migrationTableSchema: await currentSchema(db) };
-      if ((await migrationStatus(db, POSTGRES_MIGRATIONS, options)).pending.length === 0) {
-        return migrate(db, POSTGRES_MIGRATIONS, 'latest', options);
-      }
-      return withMigrationLock(config, async (connection, lockedOptions) => {
-        const applied = await migrate(connection, POSTGRES_MIGRATIONS, 'latest', lockedOptions);
-        if (applied.length > 0) await bumpStoreGeneration(connection);
-        return applied;
-      });
+      return (
+        (await migrateIfUpToDate(db, POSTGRES_MIGRATIONS, options)) ??
+        withMigrationLock(config, async (connection, lockedOptions) => {
+          const applied = await migrate(connection, POSTGRES_MIGRATIONS, 'latest', lockedOptions);
+          if (applied.length > 0) await bumpStoreGeneration(connection);
+          return applied;
+        })
+      );
     },
     migrateDown: () =>
       withMigrationLock(config, (connection, options) =>

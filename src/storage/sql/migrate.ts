@@ -105,6 +105,14 @@ function check({ error, results }: MigrationResultSet): string[] {
   );
 }
 
+function nothingPending(
+  applied: readonly string[],
+  migrations: Record<string, Migration>,
+): boolean {
+  const done = new Set(applied);
+  return Object.keys(migrations).every((name) => done.has(name));
+}
+
 /**
  * Applies every pending migration (`latest`), or reverts the newest applied one (`down`, for tests
  * and operators); returns what it did, one line per migration. Applied migrations of a later
@@ -120,10 +128,25 @@ export async function migrate(
   const all = withNewer(applied, migrations, direction, options);
   // Every start after a release's first finds nothing to apply: Kysely's Migrator would still
   // look its tables up again and take its lock in a transaction, so it is not built then.
-  const done = new Set(applied);
-  if (direction === 'latest' && Object.keys(migrations).every((name) => done.has(name))) return [];
+  if (direction === 'latest' && nothingPending(applied, migrations)) return [];
   const runner = migrator(db, all, options);
   return check(await (direction === 'latest' ? runner.migrateToLatest() : runner.migrateDown()));
+}
+
+/**
+ * `migrate(…, 'latest')` when it would apply nothing, answered from one read of the applied
+ * migrations ([], with a later release's named as migrate names them); undefined when something is
+ * pending, for the caller to migrate under its lock.
+ */
+export async function migrateIfUpToDate(
+  db: AnyDb,
+  migrations: Record<string, Migration>,
+  options: MigrateOptions = {},
+): Promise<string[] | undefined> {
+  const applied = await appliedNames(db, options);
+  if (!nothingPending(applied, migrations)) return undefined;
+  withNewer(applied, migrations, 'latest', options);
+  return [];
 }
 
 /** What `migrate` would do, without doing it: applied, pending, and a later release's. */
