@@ -4,6 +4,7 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { type Cores, onCores } from './cores.js';
 
 export const SCENARIOS = [
   'list',
@@ -65,6 +66,8 @@ export interface LoadRun {
   startPaths: readonly string[];
   /** --rate: requests a second for each target's wrk process; undefined: as fast as answers come. */
   ratePerTarget: number | undefined;
+  /** --pin: the cores wrk runs on. */
+  cores?: Cores;
 }
 
 const SCRIPT = fileURLToPath(new URL('../../../bench/load.lua', import.meta.url));
@@ -96,6 +99,7 @@ function runOne(run: LoadRun, target: string, connections: number): Promise<WrkR
     connections,
     durationSeconds: run.durationSeconds,
     headers: run.keysFile === undefined ? [`Authorization: Bearer ${run.key}`] : [],
+    cores: run.cores,
     scriptArgs: [
       run.scenario,
       String(run.pets),
@@ -121,6 +125,7 @@ export function runWrk<T>(run: {
   durationSeconds: number;
   headers: readonly string[];
   scriptArgs: readonly string[];
+  cores?: Cores;
 }): Promise<T> {
   const args = [
     '-t1',
@@ -136,7 +141,8 @@ export function runWrk<T>(run: {
     ...run.scriptArgs,
   ];
   return new Promise((resolve, reject) => {
-    const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const [command, commandArgs] = onCores(run.cores, 'wrk', args);
+    const child = spawn(command, commandArgs, { stdio: ['ignore', 'pipe', 'pipe'] });
     runningWrk.add(child);
     let out = '';
     let err = '';

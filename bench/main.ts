@@ -3,7 +3,14 @@
  * scenario, A B A B over several rounds, with wrk; prints the medians and the service/baseline
  * ratios. See bench/README.md. Everything it starts is stopped at the end, on failure and on Ctrl-C.
  */
-import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -19,6 +26,7 @@ import {
   type DependencyTicks,
   dependencyTicksBetween,
 } from './dependency-cpu.js';
+import { type Cores, pinnedCores } from './cores.js';
 import { checkFidelity } from './fidelity.js';
 import { describeProfiles } from './profile-summary.js';
 import {
@@ -46,6 +54,7 @@ import {
   POSTGRES_URL,
   postgresStorage,
   REDIS_URL,
+  ROOT,
   runningServers,
   seedPets,
   type Server,
@@ -78,6 +87,10 @@ export interface Options {
   profile: string | undefined;
   /** --rate: requests a second each wrk process (one per instance) paces itself to; else flat out. */
   rate: number | undefined;
+  /** --checkout: the folder of the (built) service measured; this checkout by default. */
+  checkout: string;
+  /** --pin: the servers on the last core, wrk on the others (cores.ts); else anywhere. */
+  cores: { servers: Cores; load: Cores };
 }
 
 const USAGE = `Usage: npm run bench -- [options]
@@ -96,6 +109,12 @@ const USAGE = `Usage: npm run bench -- [options]
                       compared at the same load per instance (default: flat out)
   --profile DIR       CPU-profile the service processes into DIR (node --cpu-prof) and print
                       where their time went; profile one scenario at a time to read it
+  --pin               run the service and the baseline on the last core and wrk on the others
+                      (taskset), so that a measurement does not depend on where the scheduler
+                      put them: the spread from run to run is much smaller
+  --checkout DIR      measure the service built in DIR (another clone, \`npm ci\` done there)
+                      against this checkout's baseline, seeded and keyed by DIR's own CLI: two
+                      versions compare through the same bench and the same baseline
 `;
 
 function seconds(name: string, text: string): number {
@@ -115,6 +134,16 @@ function count(name: string, text: string, min: number, max: number): number {
 
 class UsageError extends Error {}
 
+/** --checkout's folder, which must hold a built service. */
+function checkoutOf(path: string | undefined): string {
+  if (path === undefined) return ROOT;
+  const folder = resolve(path);
+  if (!existsSync(join(folder, 'dist/main.js')) || !existsSync(join(folder, 'dist/cli/main.js'))) {
+    throw new UsageError(`--checkout ${path}: no dist/main.js there (run npm ci in it first)`);
+  }
+  return folder;
+}
+
 export function parseOptions(argv: string[]): Options {
   const { values } = parseArgs({
     args: argv,
@@ -130,6 +159,8 @@ export function parseOptions(argv: string[]): Options {
       keys: { type: 'string', default: '1' },
       profile: { type: 'string' },
       rate: { type: 'string' },
+      pin: { type: 'boolean', default: false },
+      checkout: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -165,6 +196,8 @@ export function parseOptions(argv: string[]): Options {
     keys: count('--keys', values.keys, 1, 100_000),
     profile: values.profile === undefined ? undefined : resolve(values.profile),
     rate: values.rate === undefined ? undefined : count('--rate', values.rate, 1, 1_000_000),
+    checkout: checkoutOf(values.checkout),
+    cores: values.pin ? pinnedCores() : { servers: undefined, load: undefined },
   };
 }
 
@@ -238,6 +271,7 @@ function load(run: Run, scenario: Scenario, side: Side, durationSeconds: number)
     pets: run.options.pets,
     startPaths: run.startPaths,
     ratePerTarget: run.options.rate,
+    cores: run.options.cores.load,
   });
 }
 
@@ -383,9 +417,9 @@ async function main(options: Options): Promise<void> {
     storage = options.storage === 'sqlite' ? sqliteStorage(dir) : await postgresStorage();
     progress(`storage: ${storage.description}`);
     progress(`seeding ${options.pets.toLocaleString('en')} pets`);
-    const seedSeconds = await seedPets(options.pets, storage.env, progress);
+    const seedSeconds = await seedPets(options.pets, storage.env, progress, options.checkout);
     progress(`seeded in ${seedSeconds.toFixed(1)} s`);
-    const key = await createKey(storage.env);
+    const key = await createKey(storage.env, options.checkout);
     const keysFile =
       options.keys > 1 ? await createMoreKeys(storage, key, options.keys, dir) : undefined;
     await storage.quiesce();
@@ -401,7 +435,12 @@ async function main(options: Options): Promise<void> {
     for (let i = 0; i < options.instances; i++) {
       const suffix = options.instances > 1 ? ` ${i + 1}` : '';
       const profiling = options.profile ? ['--cpu-prof', `--cpu-prof-dir=${options.profile}`] : [];
-      servers.service.push(await startService(`service${suffix}`, storage.env, dir, profiling));
+      servers.service.push(
+        await startService(`service${suffix}`, storage.env, dir, profiling, {
+          checkout: options.checkout,
+          cores: options.cores.servers,
+        }),
+      );
       servers.baseline.push(
         await startBaseline(
           `baseline${suffix}`,
@@ -414,6 +453,7 @@ async function main(options: Options): Promise<void> {
             idStep: options.instances,
           },
           dir,
+          options.cores.servers,
         ),
       );
     }
@@ -462,7 +502,9 @@ async function main(options: Options): Promise<void> {
         `median of ${options.rounds} rounds; ` +
         `${options.rate === undefined ? '' : `paced to ${options.rate.toLocaleString('en')} req/s per wrk process; `}` +
         `${options.keys === 1 ? 'one key' : `${options.keys.toLocaleString('en')} keys, one per request in turn`}; ` +
-        `service LOG_LEVEL ${process.env.LOG_LEVEL ?? 'unset (info)'}.`,
+        `service LOG_LEVEL ${process.env.LOG_LEVEL ?? 'unset (info)'}` +
+        `${options.checkout === ROOT ? '' : `; service of ${options.checkout}`}` +
+        `${options.cores.servers === undefined ? '' : `; servers on core ${options.cores.servers}, wrk on ${options.cores.load}`}.`,
       `Load average (1, 5, 15 min) at start ${loadAtStart}, at end ${loadAverage()}. ` +
         `Seeding took ${seedSeconds.toFixed(1)} s. The run took ${minutes.toFixed(1)} min.`,
       '',

@@ -15,10 +15,12 @@ import Sqlite from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { BaselineConfig } from './baseline-server.js';
+import { type Cores, onCores } from './cores.js';
 
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const CLI = join(ROOT, 'dist/cli/main.js');
-const SERVICE = join(ROOT, 'dist/main.js');
+/** The built service of a checkout (this one unless --checkout names another): its CLI and server. */
+const cliOf = (checkout: string) => join(checkout, 'dist/cli/main.js');
+const serviceOf = (checkout: string) => join(checkout, 'dist/main.js');
 const BASELINE = fileURLToPath(new URL('./baseline-server.js', import.meta.url));
 /** The seed command's largest --count. */
 const SEED_BATCH = 1_000_000;
@@ -153,11 +155,11 @@ export function serviceEnv(extra: Env): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
-function runCli(args: string[], env: Env): Promise<string> {
+function runCli(args: string[], env: Env, checkout = ROOT): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      [CLI, ...args],
+      [cliOf(checkout), ...args],
       { env: serviceEnv(env), maxBuffer: 16 * 1024 * 1024 },
       (error, stdout, stderr) => {
         if (error) reject(new Error(`petstore ${args.join(' ')} failed: ${stderr || error}`));
@@ -168,11 +170,16 @@ function runCli(args: string[], env: Env): Promise<string> {
 }
 
 /** `petstore seed` as many times as it takes (1,000,000 pets at most per call); returns seconds. */
-export async function seedPets(count: number, env: Env, progress: (text: string) => void) {
+export async function seedPets(
+  count: number,
+  env: Env,
+  progress: (text: string) => void,
+  checkout = ROOT,
+) {
   const started = performance.now();
   for (let done = 0; done < count; done += SEED_BATCH) {
     const size = Math.min(SEED_BATCH, count - done);
-    await runCli(['seed', '--count', String(size)], env);
+    await runCli(['seed', '--count', String(size)], env, checkout);
     if (count > SEED_BATCH) {
       const seconds = (performance.now() - started) / 1000;
       progress(`seeded ${(done + size).toLocaleString('en')} pets (${seconds.toFixed(0)} s)`);
@@ -182,7 +189,7 @@ export async function seedPets(count: number, env: Env, progress: (text: string)
 }
 
 /** An enterprise key far above the load; returns the key (the last line of stdout). */
-export async function createKey(env: Env): Promise<string> {
+export async function createKey(env: Env, checkout = ROOT): Promise<string> {
   const out = await runCli(
     [
       'keys',
@@ -197,6 +204,7 @@ export async function createKey(env: Env): Promise<string> {
       'npm run bench',
     ],
     env,
+    checkout,
   );
   const key = out.trim().split('\n').pop();
   if (!key) throw new Error('petstore keys create printed no key');
@@ -249,13 +257,15 @@ async function startServer(
   port: number,
   dir: string,
   nodeOptions: readonly string[] = [],
+  cores: Cores = undefined,
 ): Promise<Server> {
   const logPath = join(dir, `${label}.log`);
   const errPath = join(dir, `${label}.err`);
   // Appending, so that the file can be emptied while the process writes to it.
   const out = openSync(logPath, 'a');
   const err = openSync(errPath, 'a');
-  const child = spawn(process.execPath, [...nodeOptions, script], {
+  const [command, args] = onCores(cores, process.execPath, [...nodeOptions, script]);
+  const child = spawn(command, args, {
     env,
     stdio: ['ignore', out, err],
   });
@@ -296,24 +306,27 @@ async function startServer(
   throw new Error(`${label} did not become ready on ${url}:\n${said}`);
 }
 
-/** `nodeOptions`: flags for node itself, e.g. --cpu-prof. */
+/** `nodeOptions`: flags for node itself, e.g. --cpu-prof; `checkout`: whose dist/ runs. */
 export async function startService(
   label: string,
   storageEnv: Env,
   dir: string,
   nodeOptions: readonly string[] = [],
+  placement: { checkout?: string; cores?: Cores } = {},
 ): Promise<Server> {
   const port = await freePort();
   const env = serviceEnv({ ...storageEnv, PORT: String(port) });
-  return startServer(label, SERVICE, env, port, dir, nodeOptions);
+  const script = serviceOf(placement.checkout ?? ROOT);
+  return startServer(label, script, env, port, dir, nodeOptions, placement.cores);
 }
 
 export async function startBaseline(
   label: string,
   config: Omit<BaselineConfig, 'port'>,
   dir: string,
+  cores: Cores = undefined,
 ): Promise<Server> {
   const port = await freePort();
   const env = { ...process.env, BENCH_BASELINE_CONFIG: JSON.stringify({ ...config, port }) };
-  return startServer(label, BASELINE, env, port, dir);
+  return startServer(label, BASELINE, env, port, dir, [], cores);
 }
