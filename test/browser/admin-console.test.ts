@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KeyView, UsageDay } from '../../src/domain/api-keys/key-management-service.js';
 import { utcDay } from '../../src/domain/api-keys/key-audit.js';
 import { petstore } from '../cli/cli-harness.js';
-import { chromiumFor, launchChromium } from '../helpers/chromium.js';
+import { BROWSER_WAIT_MS, chromiumFor, launchChromium } from '../helpers/chromium.js';
 import { TestClock } from '../helpers/test-clock.js';
 import { call } from '../helpers/test-server.js';
 import { type AdminTestServer, startAdminServer } from '../http/admin/admin-server.js';
@@ -24,7 +24,7 @@ const IMAGES =
   process.env.UPDATE_SCREENSHOTS === '1'
     ? new URL('../../docs/images/', import.meta.url)
     : pathToFileURL(`${mkdtempSync(join(tmpdir(), 'petstore-console-'))}/`);
-const WAIT_MS = 10_000;
+const WAIT_MS = BROWSER_WAIT_MS;
 const AXE_SOURCE = readFileSync(
   createRequire(import.meta.url).resolve('axe-core/axe.min.js'),
   'utf8',
@@ -121,7 +121,7 @@ describe.skipIf(!haveChromium)(SUITE, () => {
       foreign.push(url);
       return route.abort();
     });
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await browser?.close();

@@ -1,7 +1,7 @@
 import { build } from 'esbuild';
 import type { Browser } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
-import { chromiumFor, launchChromium } from '../helpers/chromium.js';
+import { BROWSER_WAIT_MS, chromiumFor, launchChromium } from '../helpers/chromium.js';
 import { useServer } from '../helpers/test-server.js';
 
 const SUITE = '@pet-adoption/client in a browser';
@@ -31,7 +31,7 @@ describe.skipIf(!haveChromium)(SUITE, () => {
     const page = await browser.newPage();
     // Same origin as the API, so no CORS is involved; the page is only a place to run the client.
     // The docs page, since its policy lets it call this server (a JSON response's forbids all).
-    await page.goto(`${s.url}/docs`, { timeout: 10_000 });
+    await page.goto(`${s.url}/docs`, { timeout: BROWSER_WAIT_MS });
     // Strict-mode code evaluated this way keeps its `var`s to itself, so publish the global by hand.
     await page.evaluate(`${code}\nglobalThis.PetAdoption = PetAdoption;`);
     // The page's own origin, passed in: the test is type-checked without the DOM library.

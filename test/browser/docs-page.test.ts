@@ -1,13 +1,12 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumFor, launchChromium } from '../helpers/chromium.js';
+import { BROWSER_WAIT_MS, chromiumFor, launchChromium } from '../helpers/chromium.js';
 import { call, startServer, type TestServer } from '../helpers/test-server.js';
 
 const SCREENSHOT_DIR = new URL('../../test-results/', import.meta.url);
 const SCREENSHOT = new URL('docs-page.png', SCREENSHOT_DIR);
-/** Every wait on the page is bounded by this, so a missing element fails the test quickly. */
-const WAIT_MS = 5_000;
+const WAIT_MS = BROWSER_WAIT_MS;
 const poll = <T>(read: () => Promise<T>) => expect.poll(read, { timeout: WAIT_MS });
 
 const SUITE = 'the /docs page in headless Chromium';
@@ -36,7 +35,7 @@ describe.skipIf(!haveChromium)(SUITE, () => {
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     page.setDefaultTimeout(WAIT_MS);
-    page.setDefaultNavigationTimeout(10_000);
+    page.setDefaultNavigationTimeout(WAIT_MS);
     page.on('request', (request) => requested.push(request.url()));
     page.on('console', (message) => {
       if (message.type() === 'error') problems.push(`console: ${message.text()}`);
@@ -149,7 +148,7 @@ describe.skipIf(!haveChromium)(SUITE, () => {
     expect(curl).toContain(`Authorization: Bearer ${key}`);
 
     mkdirSync(SCREENSHOT_DIR, { recursive: true });
-    await p().screenshot({ path: SCREENSHOT.pathname, fullPage: true, timeout: 10_000 });
+    await p().screenshot({ path: SCREENSHOT.pathname, fullPage: true, timeout: WAIT_MS });
     expect(existsSync(SCREENSHOT)).toBe(true);
   });
 

@@ -133,7 +133,7 @@ describe('the petstore binary, run as a user runs it', () => {
     expect(created.stdout.match(/pa_live_/g)).toHaveLength(1);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('Usage: petstore <command> [options]');
-  }, 60_000);
+  });
 
   it('is the package bin that npx --no petstore runs: an executable with a node shebang', () => {
     const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as {

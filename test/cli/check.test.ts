@@ -140,7 +140,7 @@ describe('PETSTORE_API_KEY=K petstore check <base-url>', () => {
     const databaseUrl = tempDatabaseUrl();
     ({ key } = await createKey(databaseUrl, ['--plan', 'pro']));
     server = await spawnServer({ DATABASE_URL: databaseUrl });
-  }, 90_000);
+  });
   afterAll(async () => {
     for (const proxy of proxies) proxy.close();
     server?.child.kill('SIGTERM');

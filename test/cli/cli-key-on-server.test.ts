@@ -49,5 +49,5 @@ describe('a key made with the petstore binary, used against the running server',
       if (status !== 401) await new Promise((r) => setTimeout(r, 250));
     }
     expect(status).toBe(401);
-  }, 60_000);
+  });
 });

@@ -134,7 +134,7 @@ beforeAll(async () => {
   await server.storage.pets.create({ name: 'Tom', categoryId: 1n, status: 'sold' });
 
   proxy = await startPrismProxy(file, `${server.url}/v1`);
-}, 30_000);
+});
 
 afterAll(async () => {
   await proxy?.stop();
@@ -635,5 +635,5 @@ describe('the proxy check itself', () => {
     } finally {
       await wrong.stop();
     }
-  }, 30_000);
+  });
 });

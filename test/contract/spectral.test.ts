@@ -108,7 +108,7 @@ beforeAll(async () => {
   writeFileSync(brokenFile, JSON.stringify(broken, null, 2));
   const byFile = await lint([served, brokenFile]);
   results = { served: byFile.get(served) ?? [], broken: byFile.get(brokenFile) ?? [] };
-}, 90_000);
+});
 
 afterAll(async () => {
   await server?.close();

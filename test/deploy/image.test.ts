@@ -232,7 +232,7 @@ describe.skipIf(!asked || (!tools && !inCi))('deploy/Containerfile built with bu
     expect(test[0]).toBe('CMD');
     const check = spawnSync('buildah', run(test.slice(1)), { encoding: 'utf8' });
     expect(check.status, check.stderr).toBe(0);
-  }, 60_000);
+  });
 
   it("passes the post-deploy check, run by the image's own CLI against the image's server", () => {
     // The check compares the served OpenAPI document and version with the ones this image was
@@ -246,7 +246,7 @@ describe.skipIf(!asked || (!tools && !inCi))('deploy/Containerfile built with bu
     );
     expect(check.status, `${check.stdout}\n${check.stderr}`).toBe(0);
     expect(check.stdout).toMatch(/openapi/i);
-  }, 60_000);
+  });
 
   it('wrote nothing outside /data, so a read-only root file system holds', () => {
     // While the server runs: the database and its WAL files.
@@ -292,5 +292,5 @@ describe.skipIf(!asked || (!tools && !inCi))('deploy/Containerfile built with bu
       encoding: 'utf8',
     });
     expect(check.status).toBe(1);
-  }, 60_000);
+  });
 });

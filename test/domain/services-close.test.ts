@@ -28,4 +28,4 @@ it('waits for the last counts only until the deadline when storage does not answ
   } finally {
     await storage.close();
   }
-}, 5_000);
+});

@@ -24,10 +24,19 @@ export function chromiumFor(suite: string): boolean {
   return false;
 }
 
+/**
+ * The bound of every wait on a page (a navigation, an element to show, a poll): far above what an
+ * idle machine needs, since none of them is a time the service promises. On 2 cores shared with
+ * the rest of the suite (load 10 and more while an image stage builds beside it), a 10 s
+ * navigation to /docs timed out. A missing element still fails the test, within this bound and
+ * below vitest's test timeout (60 s).
+ */
+export const BROWSER_WAIT_MS = 30_000;
+
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
-    timeout: 15_000,
+    timeout: 60_000,
     args: [
       '--headless',
       '--no-sandbox',

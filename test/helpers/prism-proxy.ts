@@ -30,7 +30,10 @@ export interface PrismProxy {
 export async function startPrismProxy(
   documentFile: string,
   upstream: string,
-  timeoutMs = 20_000,
+  // How long Prism may take to start is not something the service promises: on a machine whose
+  // cores the rest of the suite keeps busy (an image stage's npm ci beside it), its start took
+  // over 20 s. A hung Prism still fails here, before vitest's hook timeout (120 s).
+  timeoutMs = 100_000,
 ): Promise<PrismProxy> {
   const port = await freePort();
   const child = spawn(

@@ -120,5 +120,5 @@ describe('petstore backup next to a server taking writes', () => {
     } finally {
       await storage.close();
     }
-  }, 60_000);
+  });
 });

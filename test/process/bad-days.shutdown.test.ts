@@ -43,5 +43,5 @@ describe('SIGTERM while creates wait for the SQLite write lock', () => {
       expect(answer.status).toBe(503);
       expect(Number(answer.retryAfter)).toBeGreaterThan(0);
     }
-  }, 45_000);
+  });
 });

@@ -129,7 +129,7 @@ describe.skipIf(!isRoot)('SQLite writes that cannot succeed', () => {
     expect(refused).toBeGreaterThan(0);
     expect(stillRefused.every((c) => c.status === 503)).toBe(true);
     await expectRecovered(server, key, probes.health, after, [...before, ...during, ...after]);
-  }, 30_000);
+  });
 
   it('a full disk: /readyz stays 503 over several write probes while creates still fail', async () => {
     // Issue 34 item 8: creates got 503 while /readyz answered 200, its write probe (one page)
@@ -164,7 +164,7 @@ describe.skipIf(!isRoot)('SQLite writes that cannot succeed', () => {
     expect(during.every((c) => c.status === 503)).toBe(true);
     expect(readyz.filter((status) => status !== 503)).toEqual([]);
     expect((await create(server.url, key, 'after')).status).toBe(201);
-  }, 30_000);
+  });
 
   it.skipIf(ext4Missing !== undefined)(
     'immutable database files: 503 with Retry-After, not ready, and back by itself after chattr -i',
@@ -219,6 +219,5 @@ describe.skipIf(!isRoot)('SQLite writes that cannot succeed', () => {
       // untilReady above saw /readyz answer 503 (a probe every 200 ms may miss so short a window).
       await expectRecovered(restarted.server, key, probes.health, after, [...before, ...after]);
     },
-    30_000,
   );
 });

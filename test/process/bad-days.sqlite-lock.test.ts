@@ -89,5 +89,5 @@ describe('another process holding the SQLite write lock', () => {
 
     // Every acknowledged create is stored.
     await expectAcknowledgedKept(server.url, key, [before, after, ...creates]);
-  }, 30_000);
+  });
 });

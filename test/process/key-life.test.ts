@@ -88,7 +88,7 @@ function keyLifeTests(label: string, setup: () => Setup): void {
     expect(minuteOf(last)).toEqual({ limit: 300, remaining: 300 - admitted });
     console.info(`[key-life] ${label}: set-plan in force ${delays.join('/')} ms after the CLI`);
     expect(Math.max(...delays)).toBeLessThan(propagationMs);
-  }, 60_000);
+  });
 
   it(`${label}: set-scopes reaches every instance as fast as set-plan`, async () => {
     const { servers, env, propagationMs } = setup();
@@ -123,7 +123,7 @@ function keyLifeTests(label: string, setup: () => Setup): void {
     for (const s of servers) expect((await call(url(s), { key })).status).toBe(200);
     console.info(`[key-life] ${label}: set-scopes in force ${delays.join('/')} ms after the CLI`);
     expect(Math.max(...delays)).toBeLessThan(propagationMs);
-  }, 60_000);
+  });
 
   it(`${label}: an expiry takes effect within a second of its time on every instance`, async () => {
     const { servers, env, propagationMs } = setup();
@@ -165,7 +165,7 @@ function keyLifeTests(label: string, setup: () => Setup): void {
     const list = await runPetstore(env, ['keys', 'list', '--json']);
     const views = JSON.parse(list.stdout) as Array<{ id: string; state: string }>;
     expect(views.find((v) => v.id === id)?.state).toBe('expired');
-  }, 60_000);
+  });
 
   it(`${label}: a roll keeps the record and counters; the old secret stops at the grace end`, async () => {
     const { servers, env, propagationMs } = setup();
@@ -220,7 +220,7 @@ function keyLifeTests(label: string, setup: () => Setup): void {
     }
     expect(audit.stdout).not.toContain(secret);
     expect(audit.stdout).not.toContain(old);
-  }, 60_000);
+  });
 
   it(`${label}: usage after a known number of requests equals it, admitted and refused`, async () => {
     const { servers, env } = setup();
@@ -234,7 +234,7 @@ function keyLifeTests(label: string, setup: () => Setup): void {
     }
     expect(statuses.filter((s) => s === 200)).toHaveLength(5);
     expect(statuses.filter((s) => s === 429)).toHaveLength(3);
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + 30_000;
     let days: Array<{ admitted: number; refused: number }> = [];
     for (;;) {
       const run = await runPetstore(env, ['keys', 'usage', id, '--days', '1', '--json']);
@@ -245,7 +245,7 @@ function keyLifeTests(label: string, setup: () => Setup): void {
       await sleep(200);
     }
     expect(days).toEqual([{ day: new Date().toISOString().slice(0, 10), admitted: 5, refused: 3 }]);
-  }, 60_000);
+  });
 }
 
 describe('key life on SQLite, one server, no Redis', () => {
@@ -260,12 +260,12 @@ describe('key life on SQLite, one server, no Redis', () => {
     // Without Redis a change reaches a server through the key change count it reads once a
     // second (its cache entries expire after 4 s anyway).
     context = { servers, env, propagationMs: 3_500 };
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await instances.stop();
     rmSync(dir, { recursive: true, force: true });
-  }, 30_000);
+  });
 
   keyLifeTests('sqlite', () => context);
 });
@@ -283,12 +283,12 @@ describe.runIf(pgAvailable)(PG_SUITE, () => {
     // Under the 4 s a cache entry lives, so only the change notification can meet it, with room
     // for a busy machine (changes arrive in milliseconds on an idle one).
     context = { servers, env, propagationMs: 3_000 };
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await instances.stop();
     await redis?.kill();
-  }, 30_000);
+  });
 
   keyLifeTests('postgres+redis', () => context);
 });

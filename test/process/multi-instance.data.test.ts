@@ -45,12 +45,12 @@ describe.runIf(available)(SUITE, () => {
     cliEnv = { DATABASE_URL: schemas.url, REDIS_URL: redis.url };
     servers = await instances.start(3, cliEnv);
     ({ key } = await createKeyWithCli(cliEnv, [...ENTERPRISE, '--name', 'data']));
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await instances.stop();
     await redis?.kill();
-  }, 30_000);
+  });
 
   const server = (i: number): ServerProcess => {
     const found = servers[i % servers.length];
@@ -136,7 +136,7 @@ describe.runIf(available)(SUITE, () => {
         `${max - min + 1 === COUNT ? ' (no gap)' : ''}; walked in ${pages.length} pages over the three; ` +
         `${retried} answers 503 retried`,
     );
-  }, 90_000);
+  });
 
   it('loses no acknowledged pet when an instance is killed while creating, and a retry of an unanswered create with its Idempotency-Key on another instance makes exactly one pet', async () => {
     const [victim, ...others] = servers as [ServerProcess, ServerProcess, ServerProcess];

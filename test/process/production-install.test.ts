@@ -63,7 +63,7 @@ describe('the production install (scripts/release.sh)', () => {
     const exited = new Promise<number | null>((resolve) =>
       child.once('exit', (code) => resolve(code)),
     );
-    const deadline = Date.now() + 20_000;
+    const deadline = Date.now() + 60_000;
     while (!output.includes('listening')) {
       if (child.exitCode !== null || Date.now() > deadline) {
         throw new Error(`the release did not start:\n${output}`);

@@ -213,7 +213,7 @@ describe(`roll back to the previous release (${previous.version}, ${previous.com
         expect(run.status).toBe(1);
         expect(run.stderr).toMatch(/previously executed migration \S+ is missing/);
       }
-    }, 60_000);
+    });
 
     it(`${backend}: this release against a database the next release migrated`, async () => {
       const databaseUrl = await fresh();
@@ -241,6 +241,6 @@ describe(`roll back to the previous release (${previous.version}, ${previous.com
           Object.fromEntries(Object.entries(known).filter(([name]) => name !== third)),
         ),
       ).rejects.toThrow('does not know among its own');
-    }, 60_000);
+    });
   }
 });

@@ -109,7 +109,7 @@ describe('the server process', () => {
     expect(listStatus).toBe(200);
     expect(firstExit).toBe(0);
     expect(second.output()).not.toMatch(/pa_live_/);
-  }, 60_000);
+  });
 
   it('keeps pets across a graceful restart on the same file', async () => {
     const { key, pets, firstExit, second } = await restarted();
@@ -121,7 +121,7 @@ describe('the server process', () => {
       });
       expect(res.status).toBe(200);
     }
-  }, 60_000);
+  });
 
   it('writes its compiled modules to the compile cache once it listens, not only when it exits', async () => {
     const { second } = await restarted();
@@ -129,7 +129,7 @@ describe('the server process', () => {
     // Written before it says it listens; it still runs (it is killed after the file).
     expect(second.child.exitCode).toBeNull();
     expect(cachedFiles(compileCache).length).toBeGreaterThan(0);
-  }, 60_000);
+  });
 
   // A SIGKILL cannot show durability: the kernel keeps the page cache of a killed process, so even
   // synchronous=OFF would keep every pet. What makes a 201 survive a power cut is the connection
@@ -149,7 +149,7 @@ describe('the server process', () => {
       synchronous: 2,
       synchronous_name: 'FULL',
     });
-  }, 60_000);
+  });
 
   it('finishes an in-flight request after SIGTERM sent to npm start, then exits 0', async () => {
     const database = tempDatabaseUrl();
@@ -174,5 +174,5 @@ describe('the server process', () => {
     await new Promise<void>((resolve) => socket.once('close', () => resolve()));
     expect(response).toMatch(/^HTTP\/1\.1 201/);
     expect(await server.exited).toBe(0);
-  }, 60_000);
+  });
 });

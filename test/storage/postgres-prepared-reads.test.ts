@@ -31,7 +31,7 @@ describe.runIf(available)(SUITE, () => {
     );
     // One connection, so the statements the store prepares are the ones the query below sees.
     ({ db } = openPostgres(schemas.config({ poolMax: 1 })));
-  }, 30_000);
+  });
   afterAll(async () => {
     await db?.destroy();
     await storage?.close();

@@ -89,7 +89,7 @@ describe.runIf(available)(SUITE, () => {
     storage = await createStorage(schemas.config(), { migrate: true });
     await seed(storage, 20_000);
     ({ db } = openPostgres(schemas.config()));
-  }, 60_000);
+  });
   afterAll(async () => {
     await db?.destroy();
     await storage?.close();

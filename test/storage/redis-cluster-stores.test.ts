@@ -30,7 +30,9 @@ const windows = (perMinute: number, perDay: number): LimitWindow[] => [
   { name: 'minute', limit: perMinute, lengthMs: 60_000 },
   { name: 'day', limit: perDay, lengthMs: 86_400_000 },
 ];
-const TIMEOUT_MS = 300;
+// Far below a test's bound, yet above what a healthy node takes on a starved machine: at 300 ms,
+// commands to the healthy masters timed out too at load 10 on 2 cores.
+const TIMEOUT_MS = 1_000;
 
 if (requireRedisBinaries(SUITE)) {
   // Top-level await: the contracts below are declared with the cluster's address.
@@ -57,7 +59,7 @@ if (requireRedisBinaries(SUITE)) {
     } finally {
       await cluster.kill();
     }
-  }, 30_000);
+  });
 
   // The contract is about counting, not timeouts: with 300 ms, 1,200 concurrent leases on a busy
   // 2-core machine (CI runs two test files at once) timed out now and then.
@@ -158,7 +160,7 @@ if (requireRedisBinaries(SUITE)) {
       for (const s of onStopped) {
         await expect(consume(s)).resolves.toMatchObject({ kind: 'allowed' });
       }
-    }, 60_000);
+    });
 
     it('fails the subjects of a frozen master after about the command timeout, never hanging, serves the others, and recovers when it thaws', async () => {
       const store = await createRedisRateLimitStore(config);
@@ -195,7 +197,7 @@ if (requireRedisBinaries(SUITE)) {
       for (const s of onFrozen) {
         await expect(consume(s)).resolves.toMatchObject({ kind: 'allowed' });
       }
-    }, 60_000);
+    });
 
     it('starts while the whole cluster is down, fails at once, and recovers when the masters return, key-change listeners included', async () => {
       const running = await createRedisRateLimitStore(config);
@@ -246,7 +248,7 @@ if (requireRedisBinaries(SUITE)) {
         },
         15_000,
       );
-    }, 90_000);
+    });
 
     it('tells every instance of key changes while a master is down, also when it held the subscription', async () => {
       const publisher: RedisKeyChangeNotifier = await openNotifier();
@@ -275,6 +277,6 @@ if (requireRedisBinaries(SUITE)) {
         await cluster.startMaster(listening);
       }
       await reaches();
-    }, 60_000);
+    });
   });
 }
