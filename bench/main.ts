@@ -111,7 +111,7 @@ const USAGE = `Usage: npm run bench -- [options]
                       where their time went; profile one scenario at a time to read it
   --pin               run the service and the baseline on the last core and wrk on the others
                       (taskset), so that a measurement does not depend on where the scheduler
-                      put them: the spread from run to run is much smaller
+                      put them
   --checkout DIR      measure the service built in DIR (another clone, \`npm ci\` done there)
                       against this checkout's baseline, seeded and keyed by DIR's own CLI: two
                       versions compare through the same bench and the same baseline
