@@ -1,8 +1,8 @@
 /**
  * --pin: where the benchmark's processes run. On a machine of few cores, the service, the baseline
  * and wrk scheduled anywhere take turns on the same cores, and each measurement depends on how the
- * scheduler happened to place them; with the servers on one core and wrk on the others, the same
- * server measures alike from run to run.
+ * scheduler happened to place them; with the servers on one core and wrk on the others, that part
+ * of the spread is gone (the core's own slow spells on a shared machine are not).
  */
 import { availableParallelism } from 'node:os';
 

@@ -24,7 +24,6 @@ const IMAGES =
   process.env.UPDATE_SCREENSHOTS === '1'
     ? new URL('../../docs/images/', import.meta.url)
     : pathToFileURL(`${mkdtempSync(join(tmpdir(), 'petstore-console-'))}/`);
-const WAIT_MS = BROWSER_WAIT_MS;
 const AXE_SOURCE = readFileSync(
   createRequire(import.meta.url).resolve('axe-core/axe.min.js'),
   'utf8',
@@ -98,7 +97,7 @@ describe.skipIf(!haveChromium)(SUITE, () => {
       .then(({ record, token: t }) => ({ token: t, id: record.id })));
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.setDefaultTimeout(WAIT_MS);
+    page.setDefaultTimeout(BROWSER_WAIT_MS);
     page.on('console', (message) => {
       if (message.type() === 'error' && !/status of 4[0-9][0-9]/.test(message.text())) {
         problems.push(`console: ${message.text()}`);
@@ -136,7 +135,7 @@ describe.skipIf(!haveChromium)(SUITE, () => {
       .fill(`pa_admin_${'x'.repeat(36)}`);
     await p().getByRole('button', { name: 'Sign in' }).click();
     await expect
-      .poll(() => p().locator('#sign-in-error').innerText(), { timeout: WAIT_MS })
+      .poll(() => p().locator('#sign-in-error').innerText(), { timeout: BROWSER_WAIT_MS })
       .toMatch(/admin token was refused/);
     expect(await p().evaluate(() => sessionStorage.length)).toBe(0);
     await p().getByLabel('Admin token').fill(token);
@@ -171,7 +170,7 @@ describe.skipIf(!haveChromium)(SUITE, () => {
     await p().getByLabel('Label contains').fill('acme-pr');
     await p().getByRole('button', { name: 'Apply' }).click();
     await expect
-      .poll(() => p().locator('table.keys tbody tr').count(), { timeout: WAIT_MS })
+      .poll(() => p().locator('table.keys tbody tr').count(), { timeout: BROWSER_WAIT_MS })
       .toBe(1);
     // The keys page with every key, for the README.
     await p().goto(`${s().admin.url}/admin/#/keys?sort=label`);
@@ -211,7 +210,7 @@ describe.skipIf(!haveChromium)(SUITE, () => {
     });
     await p().getByRole('button', { name: '90 days' }).click();
     await expect
-      .poll(() => p().locator('#usage-table tbody tr').count(), { timeout: WAIT_MS })
+      .poll(() => p().locator('#usage-table tbody tr').count(), { timeout: BROWSER_WAIT_MS })
       .toBe(90);
   });
 
@@ -241,7 +240,7 @@ describe.skipIf(!haveChromium)(SUITE, () => {
     await dialog.getByLabel('Requests per day').fill('90000');
     await dialog.getByRole('button', { name: 'Change plan' }).click();
     await expect
-      .poll(async () => (await keyByLabel('console-made')).limits, { timeout: WAIT_MS })
+      .poll(async () => (await keyByLabel('console-made')).limits, { timeout: BROWSER_WAIT_MS })
       .toEqual({ perMinute: 700, perDay: 90_000 });
 
     await p().getByRole('button', { name: 'Roll secret' }).click();
@@ -260,7 +259,7 @@ describe.skipIf(!haveChromium)(SUITE, () => {
     await p().getByRole('button', { name: 'Unban' }).click();
     await dialog.getByRole('button', { name: 'Unban key' }).click();
     await expect
-      .poll(async () => (await keyByLabel('console-made')).state, { timeout: WAIT_MS })
+      .poll(async () => (await keyByLabel('console-made')).state, { timeout: BROWSER_WAIT_MS })
       .toBe('active');
 
     await p().getByRole('button', { name: 'Revoke' }).click();
@@ -273,7 +272,7 @@ describe.skipIf(!haveChromium)(SUITE, () => {
       .fill(made.id);
     await p().getByRole('button', { name: 'Revoke key' }).click();
     await expect
-      .poll(async () => (await keyByLabel('console-made')).state, { timeout: WAIT_MS })
+      .poll(async () => (await keyByLabel('console-made')).state, { timeout: BROWSER_WAIT_MS })
       .toBe('revoked');
     await p().locator('.title-row .state-revoked').waitFor();
 
@@ -335,16 +334,16 @@ describe.skipIf(!haveChromium)(SUITE, () => {
     expect(await seriousViolations()).toEqual([]);
     await dialog.getByRole('button', { name: 'Set scopes' }).click();
     await expect
-      .poll(async () => (await keyByLabel('console-reader')).scopes, { timeout: WAIT_MS })
+      .poll(async () => (await keyByLabel('console-reader')).scopes, { timeout: BROWSER_WAIT_MS })
       .toEqual(['pets:read', 'pets:write']);
     await expect
-      .poll(() => p().locator('dl.details').innerText(), { timeout: WAIT_MS })
+      .poll(() => p().locator('dl.details').innerText(), { timeout: BROWSER_WAIT_MS })
       .toMatch(/Scopes\s+pets:read, pets:write\n/);
 
     await p().goto(`${s().admin.url}/admin/#/keys?label=console-reader`);
     await expect
       .poll(() => p().locator('table.keys tbody tr td.scopes').allInnerTexts(), {
-        timeout: WAIT_MS,
+        timeout: BROWSER_WAIT_MS,
       })
       .toEqual(['pets:read, pets:write']);
 
@@ -376,7 +375,7 @@ describe.skipIf(!haveChromium)(SUITE, () => {
     try {
       await p().goto(`${s().admin.url}/admin/#/keys?state=active`);
       await expect
-        .poll(() => p().locator('#notice').innerText(), { timeout: WAIT_MS })
+        .poll(() => p().locator('#notice').innerText(), { timeout: BROWSER_WAIT_MS })
         .toMatch(/Too many requests.*Retry in 7 s/);
     } finally {
       // Later tests call the real listener again, whatever happened here.
@@ -389,7 +388,7 @@ describe.skipIf(!haveChromium)(SUITE, () => {
     await s().services.admin.tokens.revoke(tokenId);
     await p().getByRole('link', { name: 'Keys', exact: true }).click();
     await expect
-      .poll(() => p().locator('#sign-in-error').innerText(), { timeout: WAIT_MS })
+      .poll(() => p().locator('#sign-in-error').innerText(), { timeout: BROWSER_WAIT_MS })
       .toMatch(/admin token was refused/);
     expect(await p().evaluate(() => sessionStorage.length)).toBe(0);
     expect(await p().getByRole('button', { name: 'Sign out' }).isVisible()).toBe(false);

@@ -6,8 +6,7 @@ import { call, startServer, type TestServer } from '../helpers/test-server.js';
 
 const SCREENSHOT_DIR = new URL('../../test-results/', import.meta.url);
 const SCREENSHOT = new URL('docs-page.png', SCREENSHOT_DIR);
-const WAIT_MS = BROWSER_WAIT_MS;
-const poll = <T>(read: () => Promise<T>) => expect.poll(read, { timeout: WAIT_MS });
+const poll = <T>(read: () => Promise<T>) => expect.poll(read, { timeout: BROWSER_WAIT_MS });
 
 const SUITE = 'the /docs page in headless Chromium';
 const haveChromium = chromiumFor(SUITE);
@@ -34,8 +33,8 @@ describe.skipIf(!haveChromium)(SUITE, () => {
     server = await startServer();
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.setDefaultTimeout(WAIT_MS);
-    page.setDefaultNavigationTimeout(WAIT_MS);
+    page.setDefaultTimeout(BROWSER_WAIT_MS);
+    page.setDefaultNavigationTimeout(BROWSER_WAIT_MS);
     page.on('request', (request) => requested.push(request.url()));
     page.on('console', (message) => {
       if (message.type() === 'error') problems.push(`console: ${message.text()}`);
@@ -148,7 +147,7 @@ describe.skipIf(!haveChromium)(SUITE, () => {
     expect(curl).toContain(`Authorization: Bearer ${key}`);
 
     mkdirSync(SCREENSHOT_DIR, { recursive: true });
-    await p().screenshot({ path: SCREENSHOT.pathname, fullPage: true, timeout: WAIT_MS });
+    await p().screenshot({ path: SCREENSHOT.pathname, fullPage: true, timeout: BROWSER_WAIT_MS });
     expect(existsSync(SCREENSHOT)).toBe(true);
   });
 

@@ -29,7 +29,7 @@ export function chromiumFor(suite: string): boolean {
  * idle machine needs, since none of them is a time the service promises. On 2 cores shared with
  * the rest of the suite (load 10 and more while an image stage builds beside it), a 10 s
  * navigation to /docs timed out. A missing element still fails the test, within this bound and
- * below vitest's test timeout (60 s).
+ * below vitest's test timeout (120 s).
  */
 export const BROWSER_WAIT_MS = 30_000;
 
