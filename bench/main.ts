@@ -5,6 +5,7 @@
  */
 import {
   existsSync,
+  mkdirSync,
   mkdtempSync,
   readFileSync,
   rmSync,
@@ -89,6 +90,11 @@ export interface Options {
   rate: number | undefined;
   /** --checkout: the folder of the (built) service measured; this checkout by default. */
   checkout: string;
+  /**
+   * --against: the folder of a (built) service that takes the baseline's place, on data of its
+   * own; undefined: the bare node:http baseline.
+   */
+  against: string | undefined;
   /** --pin: the servers on the last core, wrk on the others (cores.ts); else anywhere. */
   cores: { servers: Cores; load: Cores };
 }
@@ -115,6 +121,9 @@ const USAGE = `Usage: npm run bench -- [options]
   --checkout DIR      measure the service built in DIR (another clone, \`npm ci\` done there)
                       against this checkout's baseline, seeded and keyed by DIR's own CLI: two
                       versions compare through the same bench and the same baseline
+  --against DIR       put the service built in DIR in the baseline's place (SQLite, one key,
+                      seeded and keyed by DIR's own CLI): each round measures the two versions
+                      back to back, so the round ratios compare them directly
 `;
 
 function seconds(name: string, text: string): number {
@@ -134,12 +143,11 @@ function count(name: string, text: string, min: number, max: number): number {
 
 class UsageError extends Error {}
 
-/** --checkout's folder, which must hold a built service. */
-function checkoutOf(path: string | undefined): string {
-  if (path === undefined) return ROOT;
+/** --checkout's or --against's folder, which must hold a built service. */
+function builtServiceIn(option: string, path: string): string {
   const folder = resolve(path);
   if (!existsSync(join(folder, 'dist/main.js')) || !existsSync(join(folder, 'dist/cli/main.js'))) {
-    throw new UsageError(`--checkout ${path}: no dist/main.js there (run npm ci in it first)`);
+    throw new UsageError(`${option} ${path}: no dist/main.js there (run npm ci in it first)`);
   }
   return folder;
 }
@@ -161,6 +169,7 @@ export function parseOptions(argv: string[]): Options {
       rate: { type: 'string' },
       pin: { type: 'boolean', default: false },
       checkout: { type: 'string' },
+      against: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -182,6 +191,11 @@ export function parseOptions(argv: string[]): Options {
       '--instances 2 needs --storage postgres: instances share PostgreSQL and Redis',
     );
   }
+  const keys = count('--keys', values.keys, 1, 100_000);
+  if (values.against !== undefined && (values.storage !== 'sqlite' || keys !== 1)) {
+    // Each side needs data of its own (two releases' migrations differ): one SQLite file each.
+    throw new UsageError('--against works with --storage sqlite and one key (--keys 1)');
+  }
   const connections = count('--connections', values.connections, 1, 10_000);
   if (connections < instances) throw new UsageError('--connections must be at least --instances');
   return {
@@ -193,10 +207,11 @@ export function parseOptions(argv: string[]): Options {
     pets: count('--pets', values.pets, PAGE * 2, 100_000_000),
     storage: values.storage,
     instances,
-    keys: count('--keys', values.keys, 1, 100_000),
+    keys,
     profile: values.profile === undefined ? undefined : resolve(values.profile),
     rate: values.rate === undefined ? undefined : count('--rate', values.rate, 1, 1_000_000),
-    checkout: checkoutOf(values.checkout),
+    checkout: values.checkout === undefined ? ROOT : builtServiceIn('--checkout', values.checkout),
+    against: values.against === undefined ? undefined : builtServiceIn('--against', values.against),
     cores: values.pin ? pinnedCores() : { servers: undefined, load: undefined },
   };
 }
@@ -253,7 +268,8 @@ function failIfUnexpected(what: string, result: LoadResult): void {
 
 interface Run {
   options: Options;
-  key: string;
+  /** The key each side's requests carry: the same one, but with --against. */
+  keys: Record<Side, string>;
   keysFile: string | undefined;
   dependencies: DependencyCpu | undefined;
   servers: Record<Side, Server[]>;
@@ -266,7 +282,7 @@ function load(run: Run, scenario: Scenario, side: Side, durationSeconds: number)
     targets: run.servers[side].map((s) => s.url),
     connections: run.options.connections,
     durationSeconds,
-    key: run.key,
+    key: run.keys[side],
     keysFile: run.keysFile,
     pets: run.options.pets,
     startPaths: run.startPaths,
@@ -420,6 +436,17 @@ async function main(options: Options): Promise<void> {
     const seedSeconds = await seedPets(options.pets, storage.env, progress, options.checkout);
     progress(`seeded in ${seedSeconds.toFixed(1)} s`);
     const key = await createKey(storage.env, options.checkout);
+    // --against: the other version's service, on a SQLite file of its own that its own CLI seeds.
+    const against = options.against;
+    let againstSide: { storage: Storage; key: string } | undefined;
+    if (against !== undefined) {
+      const againstDir = join(dir, 'against');
+      mkdirSync(againstDir);
+      const againstStorage = sqliteStorage(againstDir);
+      await seedPets(options.pets, againstStorage.env, progress, against);
+      againstSide = { storage: againstStorage, key: await createKey(againstStorage.env, against) };
+      progress(`the baseline's place: the service of ${against}, ${againstStorage.description}`);
+    }
     const keysFile =
       options.keys > 1 ? await createMoreKeys(storage, key, options.keys, dir) : undefined;
     await storage.quiesce();
@@ -442,32 +469,43 @@ async function main(options: Options): Promise<void> {
         }),
       );
       servers.baseline.push(
-        await startBaseline(
-          `baseline${suffix}`,
-          {
-            seeded: options.pets,
-            key,
-            ...(keysFile !== undefined && { keysFile }),
-            ...KEY_LIMITS,
-            firstId: i + 1,
-            idStep: options.instances,
-          },
-          dir,
-          options.cores.servers,
-        ),
+        againstSide !== undefined
+          ? await startService('against', againstSide.storage.env, dir, [], {
+              checkout: against,
+              cores: options.cores.servers,
+            })
+          : await startBaseline(
+              `baseline${suffix}`,
+              {
+                seeded: options.pets,
+                key,
+                ...(keysFile !== undefined && { keysFile }),
+                ...KEY_LIMITS,
+                firstId: i + 1,
+                idStep: options.instances,
+              },
+              dir,
+              options.cores.servers,
+            ),
       );
     }
     const readyAt = performance.now();
     const idle = rss(servers);
     const [baseline0, service0] = [servers.baseline[0], servers.service[0]];
+    // Two versions of the service may answer differently on purpose: only the bare baseline is
+    // held to answering as the service does.
     const mismatches =
-      baseline0 && service0 ? await checkFidelity([baseline0.url, service0.url], key) : [];
+      baseline0 && service0 && againstSide === undefined
+        ? await checkFidelity([baseline0.url, service0.url], key)
+        : [];
     for (const problem of mismatches) progress(`WARNING baseline differs: ${problem}`);
-    if (mismatches.length === 0) progress('the baseline answers as the service does (5 requests)');
+    if (mismatches.length === 0 && againstSide === undefined) {
+      progress('the baseline answers as the service does (5 requests)');
+    }
 
     const run: Run = {
       options,
-      key,
+      keys: { service: key, baseline: againstSide?.key ?? key },
       keysFile,
       dependencies,
       servers,
@@ -482,8 +520,12 @@ async function main(options: Options): Promise<void> {
     if (options.storage === 'postgres') await waitForIdHorizon(readyAt);
     const measurements: Measurement[] = [];
     for (let round = 1; round <= options.rounds; round++) {
+      // Odd rounds measure the baseline first, even rounds the service first: what the machine
+      // does just before or after a measurement falls on both sides alike.
+      const order =
+        round % 2 === 1 ? (['baseline', 'service'] as const) : (['service', 'baseline'] as const);
       for (const scenario of options.scenarios) {
-        for (const side of ['baseline', 'service'] as const) {
+        for (const side of order) {
           measurements.push(await measure(run, scenario, side, round));
         }
       }
@@ -504,6 +546,7 @@ async function main(options: Options): Promise<void> {
         `${options.keys === 1 ? 'one key' : `${options.keys.toLocaleString('en')} keys, one per request in turn`}; ` +
         `service LOG_LEVEL ${process.env.LOG_LEVEL ?? 'unset (info)'}` +
         `${options.checkout === ROOT ? '' : `; service of ${options.checkout}`}` +
+        `${against === undefined ? '' : `; in the baseline's place the service of ${against}`}` +
         `${options.cores.servers === undefined ? '' : `; servers on core ${options.cores.servers}, wrk on ${options.cores.load}`}.`,
       `Load average (1, 5, 15 min) at start ${loadAtStart}, at end ${loadAverage()}. ` +
         `Seeding took ${seedSeconds.toFixed(1)} s. The run took ${minutes.toFixed(1)} min.`,
