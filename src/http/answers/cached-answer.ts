@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
 import type { Weighed } from '../../domain/cache/store-cache.js';
@@ -89,8 +89,10 @@ export class CachedAnswer implements Weighed {
    * same tag on every instance and any change to either gives a new one.
    */
   readonly identity: Sent;
-  /** The 304 for each representation; a compressed one's tag is the identity's with a suffix. */
-  readonly notModified: Readonly<Record<Coding | 'identity', Sent>>;
+  /** The identity's tag, unquoted; a compressed representation's adds a suffix to it. */
+  readonly #tag: string;
+  /** The 304 of each representation, made when first asked for: most answers never are. */
+  readonly #notModified = new Map<Coding | 'identity', Sent>();
   /** The compressed 200s, made at most once each (a promise while being made). */
   readonly #compressed = new Map<Coding, Sent | Promise<Sent>>();
 
@@ -104,15 +106,28 @@ export class CachedAnswer implements Weighed {
     let chars = body.length;
     for (const part of headers) chars += part.length;
     this.weight = 2 * chars;
-    const hash = createHash('sha256');
-    for (const part of headers) hash.update(part).update('\n');
-    const tag = hash.update('\n').update(body).digest('base64url').slice(0, 27);
-    this.identity = ok(headers, body, `"${tag}"`, this.contentLength);
-    this.notModified = {
-      identity: notModified(headers, `"${tag}"`),
-      br: notModified(headers, `"${tag}-br"`),
-      gzip: notModified(headers, `"${tag}-gzip"`),
-    };
+    // Each header part and a line end, a blank line, the body, hashed in one call: a Hash object
+    // fed part by part makes two native calls a part, and every answer read from storage is tagged.
+    let tagged = '';
+    for (const part of headers) tagged += `${part}\n`;
+    this.#tag = hash('sha256', `${tagged}\n${body}`, 'base64url').slice(0, 27);
+    this.identity = ok(headers, body, this.etag(undefined), this.contentLength);
+  }
+
+  /** The strong tag of a representation: identity (undefined) or compressed with `coding`. */
+  etag(coding: Coding | undefined): string {
+    return coding === undefined ? `"${this.#tag}"` : `"${this.#tag}-${coding}"`;
+  }
+
+  /** The 304 naming a representation: identity (undefined) or compressed with `coding`. */
+  notModified(coding: Coding | undefined): Sent {
+    const key = coding ?? 'identity';
+    let sent = this.#notModified.get(key);
+    if (sent === undefined) {
+      sent = notModified(this.headers, this.etag(coding));
+      this.#notModified.set(key, sent);
+    }
+    return sent;
   }
 
   /**
@@ -124,8 +139,7 @@ export class CachedAnswer implements Weighed {
     if (known !== undefined) return known;
     const made = compress(coding, this.body, this.bytes).then(
       (bytes) => {
-        const { etag } = this.notModified[coding];
-        const done = ok(this.headers, bytes, etag, String(bytes.length), coding);
+        const done = ok(this.headers, bytes, this.etag(coding), String(bytes.length), coding);
         this.#compressed.set(coding, done);
         return done;
       },

@@ -87,9 +87,9 @@ export function answerFor(
 ): Sent | Promise<Sent> {
   const coding = codingFor(headers['accept-encoding'], answer.bytes);
   const ifNoneMatch = headers['if-none-match'];
-  const notModified = answer.notModified[coding ?? 'identity'];
-  if (ifNoneMatch !== undefined && noneMatchNames(ifNoneMatch, notModified.etag))
-    return notModified;
+  if (ifNoneMatch !== undefined && noneMatchNames(ifNoneMatch, answer.etag(coding))) {
+    return answer.notModified(coding);
+  }
   if (coding === undefined) return answer.identity;
   const compressed = answer.compressed(coding);
   // Should compression ever fail, the answer goes out as it is.
