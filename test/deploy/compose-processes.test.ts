@@ -368,12 +368,15 @@ describe.runIf(ready && (haproxyInstalled() || process.env.CI === 'true'))(SUITE
 
   it(`answers a burst of ${BURST} concurrent requests through HAProxy, none lost to the caps, no replica out of rotation`, async () => {
     const before = await haproxyStats(stats);
+    // In rotation or not, and UP-to-DOWN transitions so far. A replica one failed check short of
+    // leaving shows as `UP 1/2` and still serves: on a machine busy enough, a check of the burst's
+    // replica can miss its 1 s once (fall 2 is there for that), which is not a replica out.
     const downs = (rows: Record<string, string>[]) =>
       rows
         .filter(
           (r) => r.pxname === 'instances' && r.svname !== 'BACKEND' && r.svname !== 'FRONTEND',
         )
-        .map((r) => `${r.svname}:${r.status}:${r.chkdown}`);
+        .map((r) => `${r.svname}:${r.status?.startsWith('UP') ? 'UP' : r.status}:${r.chkdown}`);
     // Through node:http, a connection each as fetch opened them: fetch cost the test's side about
     // twice the CPU per request.
     const agent = new Agent({ keepAlive: false });
