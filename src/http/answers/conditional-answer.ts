@@ -87,8 +87,10 @@ export function answerFor(
 ): Sent | Promise<Sent> {
   const coding = codingFor(headers['accept-encoding'], answer.bytes);
   const ifNoneMatch = headers['if-none-match'];
-  if (ifNoneMatch !== undefined && noneMatchNames(ifNoneMatch, answer.etag(coding))) {
-    return answer.notModified(coding);
+  if (ifNoneMatch !== undefined) {
+    // The 304 is made once per representation and holds its tag: nothing is formatted per request.
+    const notModified = answer.notModified(coding);
+    if (noneMatchNames(ifNoneMatch, notModified.etag)) return notModified;
   }
   if (coding === undefined) return answer.identity;
   const compressed = answer.compressed(coding);
